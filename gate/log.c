@@ -1,0 +1,131 @@
+/*
+ * The request log: one JSON object per line, written when a request ends.
+ * The schema is documented in docs/gate-log.md; keys are always present.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gate.h"
+
+/* Open (or reopen, after SIGHUP) the log; "-" is standard output. */
+int
+log_open(struct gate *g, struct aisb_error *err)
+{
+	int fd;
+
+	if (strcmp(g->conf->log_path, "-") == 0) {
+		g->logfd = STDOUT_FILENO;
+		g->log_broken = 0;
+		return 0;
+	}
+	fd = open(g->conf->log_path,
+	    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd == -1)
+		return aisb_errno(err, "--log %s", g->conf->log_path);
+	if (g->logfd > STDERR_FILENO)
+		close(g->logfd);
+	g->logfd = fd;
+	g->log_broken = 0;
+	return 0;
+}
+
+/* Milliseconds since t, on the monotonic clock. */
+long
+ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long)((now.tv_sec - t->tv_sec) * 1000 +
+	    (now.tv_nsec - t->tv_nsec) / 1000000);
+}
+
+/* Append "key":value for a number, or null when v < 0. */
+static void
+log_num(struct sbuf *b, const char *key, long long v)
+{
+	if (v < 0)
+		sbuf_printf(b, ",\"%s\":null", key);
+	else
+		sbuf_printf(b, ",\"%s\":%lld", key, v);
+}
+
+/* Append "key":"value" (escaped), or null. */
+static void
+log_str(struct sbuf *b, const char *key, const char *v, size_t len)
+{
+	sbuf_printf(b, ",\"%s\":", key);
+	if (v == NULL || (len == 0 && *v == '\0'))
+		sbuf_add(b, "null", 4);
+	else
+		json_add_str(b, v, len);
+}
+
+/* Render one record as a JSON line (with its newline). */
+int
+log_format(const struct log_rec *r, const struct timespec *wall,
+    struct sbuf *b)
+{
+	char ts[64];
+	struct tm tm;
+
+	gmtime_r(&wall->tv_sec, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	sbuf_printf(b, "{\"ts\":\"%s.%03ldZ\"", ts, wall->tv_nsec / 1000000);
+	log_str(b, "id", r->id, strlen(r->id));
+	log_str(b, "client", r->client, strlen(r->client));
+	log_str(b, "method", r->method, r->method ? strlen(r->method) : 0);
+	log_str(b, "host", r->host, r->hostlen);
+	log_num(b, "port", r->port);
+	log_str(b, "sni", r->sni, r->sni ? strlen(r->sni) : 0);
+	sbuf_printf(b, ",\"decision\":\"%s\"", r->allow ? "allow" : "deny");
+	log_str(b, "reason", r->reason, r->reason ? strlen(r->reason) : 0);
+	log_str(b, "rule", r->rule, r->rule ? strlen(r->rule) : 0);
+	log_str(b, "addr", r->addr, strlen(r->addr));
+	sbuf_printf(b, ",\"refused_addrs\":[%s]",
+	    r->refused && r->refused->p ? r->refused->p : "");
+	log_num(b, "status", r->status);
+	log_num(b, "bytes_up", (long long)r->bytes_up);
+	log_num(b, "bytes_down", (long long)r->bytes_down);
+	log_num(b, "duration_ms", ms_since(&r->start));
+	log_num(b, "dns_ms", r->dns_ms);
+	log_num(b, "connect_ms", r->connect_ms);
+	return sbuf_add(b, "}\n", 2);
+}
+
+void
+log_request(struct gate *g, const struct log_rec *r)
+{
+	struct timespec wall;
+	struct sbuf b;
+	ssize_t n;
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	sbuf_init(&b);
+	if (log_format(r, &wall, &b) == -1) {
+		g->log_broken = 1;
+		sbuf_free(&b);
+		return;
+	}
+	/* O_APPEND and one write per record: lines never interleave. */
+	do {
+		n = write(g->logfd, b.p, b.len);
+	} while (n == -1 && errno == EINTR);
+	if (n != (ssize_t)b.len) {
+		if (!g->log_broken)
+			fprintf(stderr, "aisb-gate: log %s: %s; refusing new "
+			    "requests until it can be written\n",
+			    g->conf->log_path,
+			    n == -1 ? strerror(errno) : "short write");
+		g->log_broken = 1;
+	} else if (g->log_broken) {
+		fprintf(stderr, "aisb-gate: log %s writable again\n",
+		    g->conf->log_path);
+		g->log_broken = 0;
+	}
+	sbuf_free(&b);
+}

@@ -1,0 +1,1026 @@
+/*
+ * One client connection: read a request head, decide, resolve, connect,
+ * then tunnel (CONNECT) or forward one exchange and loop (keep-alive).
+ *
+ * Ownership: every pointer is NULL and every fd -1 before anything can
+ * fail, so session_close() tears down any half-built state. A function
+ * that may have freed the session returns at once without touching it.
+ */
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "gate.h"
+
+/* Stop reading a side while the other side has this much queued. */
+#define SESSION_HIGH_WATER	(256 * 1024)
+#define SESSION_LOW_WATER	(64 * 1024)
+
+enum session_state {
+	SESSION_HEAD,		/* reading a request head */
+	SESSION_DNS,
+	SESSION_CONNECTING,
+	SESSION_TLS_HELLO,	/* 200 sent, reading the ClientHello */
+	SESSION_TUNNEL,
+	SESSION_FORWARD,	/* one request/response exchange */
+	SESSION_FLUSH,		/* last bytes to the client, then close */
+};
+
+struct session {
+	struct session		*next;
+	struct session		*prev;
+	struct gate		*g;
+	uint64_t		 cid;
+	unsigned int		 nreq;
+	enum session_state	 state;
+	struct bufferevent	*cbev;
+	struct bufferevent	*ubev;
+	struct event		*timer;
+	struct dns_req		*dns;
+	int			 head_timer_armed;
+
+	/* The current request. */
+	struct http_request	 req;
+	char			*head;		/* a copy of its head bytes */
+	enum allow_mode		 mode;
+	char			 rule[ALLOW_ENTRY_MAXLEN];
+	int			 rule_is_addr;
+	int			 tls;		/* CONNECT to a TLS port */
+	struct aisb_addr	 addrs[GATE_ADDRS_MAX];
+	size_t			 naddrs;
+	size_t			 nextaddr;
+	struct timespec		 t_dns;
+	struct timespec		 t_connect;
+
+	/* The log record, open while rec_open. */
+	int			 rec_open;
+	struct log_rec		 rec;
+	struct sbuf		 refused;
+	char			 sni[HOST_CANON_SIZE];
+
+	/* Forwarding. */
+	uint64_t		 req_left;
+	struct chunk_state	 req_chunk;
+	int			 req_done;
+	int			 resp_head_done;
+	struct http_response	 resp;
+	uint64_t		 resp_left;
+	struct chunk_state	 resp_chunk;
+	int			 resp_done;
+	int			 keep;
+
+	/* Tunnel half-close, per direction (OpenSSH nchan). */
+	int			 c_eof;
+	int			 u_eof;
+	int			 passed;	/* bytes went upstream */
+};
+
+static void	session_readcb(struct bufferevent *, void *);
+static void	session_eventcb(struct bufferevent *, short, void *);
+static void	upstream_readcb(struct bufferevent *, void *);
+static void	upstream_writecb(struct bufferevent *, void *);
+static void	upstream_eventcb(struct bufferevent *, short, void *);
+static void	client_writecb(struct bufferevent *, void *);
+static void	session_timer_cb(evutil_socket_t, short, void *);
+static int	session_next_request(struct session *);
+static void	tunnel_shutdown(struct session *);
+
+static const char *
+session_state_name(enum session_state st)
+{
+	switch (st) {
+	case SESSION_HEAD:
+		return "head";
+	case SESSION_DNS:
+		return "dns";
+	case SESSION_CONNECTING:
+		return "connecting";
+	case SESSION_TLS_HELLO:
+		return "tls-hello";
+	case SESSION_TUNNEL:
+		return "tunnel";
+	case SESSION_FORWARD:
+		return "forward";
+	case SESSION_FLUSH:
+		return "flush";
+	}
+	return "unknown";
+}
+
+/* The one state setter, so a debug build can log every transition. */
+static void
+session_set_state(struct session *s, enum session_state st)
+{
+	if (getenv("AISB_GATE_DEBUG") != NULL)
+		fprintf(stderr, "aisb-gate: %llu: state %s -> %s\n",
+		    (unsigned long long)s->cid, session_state_name(s->state),
+		    session_state_name(st));
+	s->state = st;
+}
+
+static void
+session_timer(struct session *s, int seconds)
+{
+	struct timeval tv = { seconds, 0 };
+
+	evtimer_add(s->timer, &tv);
+}
+
+/* Start a log record for a new request. */
+static void
+session_rec_begin(struct session *s)
+{
+	char client[sizeof(s->rec.client)];
+
+	memcpy(client, s->rec.client, sizeof(client));
+	memset(&s->rec, 0, sizeof(s->rec));
+	memcpy(s->rec.client, client, sizeof(client));
+	sbuf_reset(&s->refused);
+	s->rec.refused = &s->refused;
+	s->rec.port = -1;
+	s->rec.dns_ms = -1;
+	s->rec.connect_ms = -1;
+	s->rec.status = -1;
+	s->sni[0] = '\0';
+	s->rule[0] = '\0';
+	s->passed = 0;
+	s->nreq++;
+	snprintf(s->rec.id, sizeof(s->rec.id), "%llu.%u",
+	    (unsigned long long)s->cid, s->nreq);
+	clock_gettime(CLOCK_MONOTONIC, &s->rec.start);
+	s->rec_open = 1;
+}
+
+/* Finish the open record, if any. */
+static void
+session_rec_end(struct session *s, int allow, const char *reason)
+{
+	if (!s->rec_open)
+		return;
+	s->rec.allow = allow;
+	if (s->rec.reason == NULL || !allow)
+		s->rec.reason = reason;
+	s->rec.rule = s->rule[0] ? s->rule : NULL;
+	s->rec.sni = s->sni[0] ? s->sni : NULL;
+	log_request(s->g, &s->rec);
+	s->rec_open = 0;
+}
+
+static void
+session_unlink(struct session *s)
+{
+	if (s->prev != NULL)
+		s->prev->next = s->next;
+	else
+		s->g->sessions = s->next;
+	if (s->next != NULL)
+		s->next->prev = s->prev;
+}
+
+static void
+session_free_upstream(struct session *s)
+{
+	if (s->ubev != NULL) {
+		bufferevent_free(s->ubev);
+		s->ubev = NULL;
+	}
+}
+
+/*
+ * Tear down the session in whatever state it is. An open record is
+ * logged: as allowed when the exchange had been allowed and only ended
+ * (reason NULL), else as denied with reason.
+ */
+static void
+session_close(struct session *s, int allow, const char *reason)
+{
+	struct gate *g = s->g;
+
+	session_rec_end(s, allow, reason ? reason : "closed");
+	if (s->dns != NULL)
+		dns_cancel(s->dns);
+	session_free_upstream(s);
+	if (s->cbev != NULL)
+		bufferevent_free(s->cbev);
+	if (s->timer != NULL)
+		event_free(s->timer);
+	sbuf_free(&s->refused);
+	free(s->head);
+	session_unlink(s);
+	free(s);
+	g->nsessions--;
+	if (g->draining && g->nsessions == 0)
+		event_base_loopexit(g->base, NULL);
+}
+
+static const char *
+status_text(int status)
+{
+	switch (status) {
+	case 400:
+		return "Bad Request";
+	case 403:
+		return "Forbidden";
+	case 405:
+		return "Method Not Allowed";
+	case 408:
+		return "Request Timeout";
+	case 414:
+		return "URI Too Long";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 501:
+		return "Not Implemented";
+	case 502:
+		return "Bad Gateway";
+	case 503:
+		return "Service Unavailable";
+	case 504:
+		return "Gateway Timeout";
+	case 505:
+		return "HTTP Version Not Supported";
+	}
+	return "Error";
+}
+
+/*
+ * Answer the client with an error, log the refusal, and close once the
+ * answer is flushed. May free the session.
+ */
+static void
+session_refuse(struct session *s, int status, const char *reason)
+{
+	struct evbuffer *out;
+
+	session_free_upstream(s);
+	if (s->dns != NULL) {
+		dns_cancel(s->dns);
+		s->dns = NULL;
+	}
+	s->rec.status = status;
+	session_rec_end(s, 0, reason);
+	out = bufferevent_get_output(s->cbev);
+	evbuffer_add_printf(out,
+	    "HTTP/1.1 %d %s\r\n"
+	    "Content-Type: text/plain\r\n"
+	    "Content-Length: %zu\r\n"
+	    "X-Aisb-Reason: %s\r\n"
+	    "Connection: close\r\n"
+	    "\r\n"
+	    "aisb-gate: %d %s: %s\n",
+	    status, status_text(status),
+	    strlen("aisb-gate: 000 : \n") + strlen(status_text(status)) +
+	    strlen(reason), reason, status, status_text(status), reason);
+	session_set_state(s, SESSION_FLUSH);
+	bufferevent_disable(s->cbev, EV_READ);
+	bufferevent_setcb(s->cbev, NULL, client_writecb, session_eventcb, s);
+	session_timer(s, 5);
+}
+
+/* Flush done (or a forward exchange's output drained). */
+static void
+client_writecb(struct bufferevent *bev, void *arg)
+{
+	struct session *s = arg;
+
+	if (s->state == SESSION_FLUSH) {
+		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+			session_close(s, 0, NULL);
+		return;
+	}
+	/* Backpressure released: the upstream may be read again. */
+	if (s->state == SESSION_TUNNEL && s->u_eof)
+		tunnel_shutdown(s);
+	else if (s->ubev != NULL && !s->u_eof &&
+	    (s->state == SESSION_TUNNEL || s->state == SESSION_FORWARD))
+		bufferevent_enable(s->ubev, EV_READ);
+}
+
+/* Move up to n bytes from src's input to dst's output, with backpressure. */
+static size_t
+session_move(struct session *s, struct bufferevent *src,
+    struct bufferevent *dst, size_t n)
+{
+	struct evbuffer *in = bufferevent_get_input(src);
+	struct evbuffer *out = bufferevent_get_output(dst);
+	int moved;
+
+	moved = evbuffer_remove_buffer(in, out, n);
+	if (moved < 0)
+		moved = 0;
+	if (src == s->cbev)
+		s->rec.bytes_up += (size_t)moved;
+	else
+		s->rec.bytes_down += (size_t)moved;
+	if (evbuffer_get_length(out) >= SESSION_HIGH_WATER)
+		bufferevent_disable(src, EV_READ);
+	return (size_t)moved;
+}
+
+/* Is the target still admitted by the current allowlist? */
+static int
+session_still_allowed(struct session *s)
+{
+	struct acl_result r;
+
+	acl_check_target(s->g->allow, s->g->conf, s->req.host,
+	    s->req.host_is_ip, &s->req.ip, s->req.port, s->mode, &r);
+	if (!r.allow)
+		return 0;
+	/* An address admitted only by an IP entry must still be covered. */
+	if (s->nextaddr > 0 && !s->req.host_is_ip &&
+	    addr_classify(&s->addrs[s->nextaddr - 1]) != NULL &&
+	    allowlist_match_addr(s->g->allow, &s->addrs[s->nextaddr - 1],
+	    s->req.port) == NULL)
+		return 0;
+	return 1;
+}
+
+/* --- Tunnel -------------------------------------------------------- */
+
+/* Half-close: pass an EOF on once the other side's output has drained. */
+static void
+tunnel_shutdown(struct session *s)
+{
+	if (s->c_eof && s->ubev != NULL &&
+	    evbuffer_get_length(bufferevent_get_output(s->ubev)) == 0)
+		shutdown(bufferevent_getfd(s->ubev), SHUT_WR);
+	if (s->u_eof &&
+	    evbuffer_get_length(bufferevent_get_output(s->cbev)) == 0)
+		shutdown(bufferevent_getfd(s->cbev), SHUT_WR);
+	if (s->c_eof && s->u_eof &&
+	    evbuffer_get_length(bufferevent_get_output(s->ubev)) == 0 &&
+	    evbuffer_get_length(bufferevent_get_output(s->cbev)) == 0)
+		session_close(s, 1, NULL);
+}
+
+/* Both directions move bytes now. */
+static void
+tunnel_start(struct session *s)
+{
+	session_set_state(s, SESSION_TUNNEL);
+	s->passed = 1;
+	session_timer(s, s->g->conf->idle_timeout);
+	bufferevent_enable(s->ubev, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_input(s->cbev)) > 0)
+		session_move(s, s->cbev, s->ubev, SIZE_MAX);
+	bufferevent_enable(s->cbev, EV_READ);
+}
+
+/* Check the ClientHello received so far; may free the session. */
+static void
+tunnel_hello(struct session *s)
+{
+	struct evbuffer *in = bufferevent_get_input(s->cbev);
+	size_t len = evbuffer_get_length(in);
+	struct tls_hello h;
+	const uint8_t *p;
+	int rc;
+
+	/* Records carry at most 5 bytes of framing per 16 KiB. */
+	if (len > TLS_HELLO_MAX + 64)
+		len = TLS_HELLO_MAX + 64;
+	p = evbuffer_pullup(in, (ssize_t)len);
+	rc = tls_hello_read(p, len, &h);
+	if (rc == TLS_NEED_MORE)
+		return;
+	if (rc == TLS_BAD) {
+		session_close(s, 0, h.why);
+		return;
+	}
+	if (h.has_sni)
+		memcpy(s->sni, h.sni, sizeof(s->sni));
+	if (!h.has_sni) {
+		session_close(s, 0, "tls: no SNI in ClientHello");
+		return;
+	}
+	if (s->g->conf->sni == SNI_STRICT && strcmp(h.sni, s->req.host) != 0) {
+		session_close(s, 0, "tls: SNI does not match CONNECT host");
+		return;
+	}
+	if (s->g->conf->sni == SNI_ALLOWLISTED &&
+	    allowlist_match_name(s->g->allow, h.sni, s->req.port,
+	    ALLOW_MODE_CONNECT) == NULL) {
+		session_close(s, 0, "tls: SNI not allowlisted");
+		return;
+	}
+	tunnel_start(s);
+}
+
+/* --- Forwarding ---------------------------------------------------- */
+
+/* Move the request body bytes that have arrived; sets req_done. */
+static int
+forward_request_body(struct session *s)
+{
+	struct evbuffer *in = bufferevent_get_input(s->cbev);
+	size_t avail;
+	ssize_t n;
+	const char *p;
+
+	while (!s->req_done && (avail = evbuffer_get_length(in)) > 0) {
+		if (s->req.body == HTTP_BODY_LENGTH) {
+			s->req_left -= session_move(s, s->cbev, s->ubev,
+			    s->req_left < avail ? s->req_left : avail);
+			s->req_done = s->req_left == 0;
+			continue;
+		}
+		if (avail > 65536)
+			avail = 65536;
+		p = (const char *)evbuffer_pullup(in, (ssize_t)avail);
+		if ((n = chunk_feed(&s->req_chunk, p, avail)) < 0)
+			return -1;
+		session_move(s, s->cbev, s->ubev, (size_t)n);
+		s->req_done = s->req_chunk.st == CHUNK_DONE;
+		if (n == 0)
+			break;
+	}
+	return 0;
+}
+
+/* The exchange is over: log it and go on with the next request or close. */
+static void
+forward_done(struct session *s)
+{
+	session_rec_end(s, 1, NULL);
+	session_free_upstream(s);
+	free(s->head);
+	s->head = NULL;
+	if (!s->keep || s->g->draining) {
+		session_set_state(s, SESSION_FLUSH);
+		bufferevent_disable(s->cbev, EV_READ);
+		bufferevent_setcb(s->cbev, NULL, client_writecb,
+		    session_eventcb, s);
+		session_timer(s, 5);
+		if (evbuffer_get_length(bufferevent_get_output(s->cbev)) == 0)
+			session_close(s, 0, NULL);
+		return;
+	}
+	session_set_state(s, SESSION_HEAD);
+	s->head_timer_armed = 0;
+	session_timer(s, s->g->conf->idle_timeout);
+	bufferevent_enable(s->cbev, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_input(s->cbev)) > 0)
+		session_next_request(s);
+}
+
+/* Relay response bytes from upstream; may free the session. */
+static void
+forward_response(struct session *s)
+{
+	struct evbuffer *in = bufferevent_get_input(s->ubev);
+	struct evbuffer *out = bufferevent_get_output(s->cbev);
+	struct sbuf b;
+	size_t avail;
+	ssize_t n;
+	const char *p;
+	int rc;
+
+	while (!s->resp_head_done) {
+		avail = evbuffer_get_length(in);
+		if (avail == 0)
+			return;
+		if (avail > HTTP_RESP_HEAD_MAX + 1)
+			avail = HTTP_RESP_HEAD_MAX + 1;
+		p = (const char *)evbuffer_pullup(in, (ssize_t)avail);
+		rc = http_response_parse(p, avail, s->req.method, &s->resp);
+		if (rc == HTTP_NEED_MORE)
+			return;
+		if (rc == HTTP_BAD || s->resp.status == 101) {
+			session_refuse(s, 502, s->resp.why ? s->resp.why :
+			    "upstream: protocol upgrade refused");
+			return;
+		}
+		sbuf_init(&b);
+		if (s->resp.status >= 100 && s->resp.status < 200) {
+			/* Interim response: pass it on, wait for the next. */
+			http_response_render(p, &s->resp, 1, &b);
+		} else {
+			s->keep = s->req.keep_alive && s->resp.keep_alive &&
+			    s->resp.body != HTTP_BODY_CLOSE;
+			http_response_render(p, &s->resp, s->keep, &b);
+			s->resp_head_done = 1;
+			s->rec.status = s->resp.status;
+			s->resp_left = s->resp.content_length;
+			chunk_init(&s->resp_chunk);
+			if (s->resp.body == HTTP_BODY_NONE ||
+			    (s->resp.body == HTTP_BODY_LENGTH &&
+			    s->resp_left == 0))
+				s->resp_done = 1;
+		}
+		evbuffer_drain(in, s->resp.head_len);
+		evbuffer_add(out, b.p, b.len);
+		s->rec.bytes_down += b.len;
+		sbuf_free(&b);
+	}
+	while (!s->resp_done && (avail = evbuffer_get_length(in)) > 0) {
+		switch (s->resp.body) {
+		case HTTP_BODY_LENGTH:
+			s->resp_left -= session_move(s, s->ubev, s->cbev,
+			    s->resp_left < avail ? s->resp_left : avail);
+			if (s->resp_left == 0)
+				s->resp_done = 1;
+			break;
+		case HTTP_BODY_CHUNKED:
+			if (avail > 65536)
+				avail = 65536;
+			p = (const char *)evbuffer_pullup(in, (ssize_t)avail);
+			if ((n = chunk_feed(&s->resp_chunk, p, avail)) < 0) {
+				session_close(s, 1, NULL);
+				return;
+			}
+			session_move(s, s->ubev, s->cbev, (size_t)n);
+			if (s->resp_chunk.st == CHUNK_DONE)
+				s->resp_done = 1;
+			break;
+		case HTTP_BODY_CLOSE:
+			session_move(s, s->ubev, s->cbev, avail);
+			break;
+		case HTTP_BODY_NONE:
+			s->resp_done = 1;
+			break;
+		}
+		if (!(bufferevent_get_enabled(s->ubev) & EV_READ))
+			return;		/* backpressure */
+	}
+	if (s->resp_done && s->req_done)
+		forward_done(s);
+}
+
+/* Upstream is connected: send the head, then the body as it comes. */
+static void
+forward_start(struct session *s)
+{
+	struct sbuf b;
+
+	sbuf_init(&b);
+	if (http_request_render(s->head, &s->req, &b) == -1) {
+		sbuf_free(&b);
+		session_refuse(s, 502, "out of memory");
+		return;
+	}
+	evbuffer_add(bufferevent_get_output(s->ubev), b.p, b.len);
+	s->rec.bytes_up += b.len;
+	sbuf_free(&b);
+	session_set_state(s, SESSION_FORWARD);
+	s->passed = 1;
+	session_timer(s, s->g->conf->idle_timeout);
+	s->req_left = s->req.content_length;
+	s->req_done = s->req.body == HTTP_BODY_NONE ||
+	    (s->req.body == HTTP_BODY_LENGTH && s->req_left == 0);
+	chunk_init(&s->req_chunk);
+	s->resp_head_done = s->resp_done = 0;
+	if (forward_request_body(s) == -1) {
+		session_refuse(s, 400, s->req_chunk.why);
+		return;
+	}
+	bufferevent_enable(s->ubev, EV_READ);
+	bufferevent_enable(s->cbev, EV_READ);
+}
+
+/* --- Connecting ---------------------------------------------------- */
+
+static void
+session_connected(struct session *s)
+{
+	char a[ADDR_STR_SIZE];
+	const struct aisb_addr *addr = &s->addrs[s->nextaddr - 1];
+
+	s->rec.connect_ms = ms_since(&s->t_connect);
+	if (addr->family == AF_INET6)
+		snprintf(s->rec.addr, sizeof(s->rec.addr), "[%s]:%u",
+		    addr_ntop(addr, a), s->req.port);
+	else
+		snprintf(s->rec.addr, sizeof(s->rec.addr), "%s:%u",
+		    addr_ntop(addr, a), s->req.port);
+	bufferevent_setwatermark(s->ubev, EV_WRITE, SESSION_LOW_WATER, 0);
+	bufferevent_setwatermark(s->cbev, EV_WRITE, SESSION_LOW_WATER, 0);
+	if (!s->req.is_connect) {
+		forward_start(s);
+		return;
+	}
+	evbuffer_drain(bufferevent_get_input(s->cbev), s->req.head_len);
+	evbuffer_add_printf(bufferevent_get_output(s->cbev),
+	    "HTTP/1.1 200 Connection established\r\n\r\n");
+	s->rec.status = 200;
+	if (s->tls && s->g->conf->sni != SNI_OFF && !s->rule_is_addr) {
+		session_set_state(s, SESSION_TLS_HELLO);
+		session_timer(s, s->g->conf->tls_timeout);
+		bufferevent_enable(s->cbev, EV_READ);
+		if (evbuffer_get_length(bufferevent_get_input(s->cbev)) > 0)
+			tunnel_hello(s);
+		return;
+	}
+	tunnel_start(s);
+}
+
+/* Dial the next checked address; may free the session. */
+static void
+session_dial(struct session *s)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	const struct aisb_addr *a;
+	socklen_t sslen;
+
+	session_free_upstream(s);
+	if (s->nextaddr >= s->naddrs) {
+		session_refuse(s, 502, "upstream: connection failed");
+		return;
+	}
+	a = &s->addrs[s->nextaddr++];
+	memset(&ss, 0, sizeof(ss));
+	if (a->family == AF_INET) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(s->req.port);
+		memcpy(&sin->sin_addr, a->b, 4);
+		sslen = sizeof(*sin);
+	} else {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(s->req.port);
+		memcpy(&sin6->sin6_addr, a->b, 16);
+		sslen = sizeof(*sin6);
+	}
+	s->ubev = bufferevent_socket_new(s->g->base, -1,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (s->ubev == NULL) {
+		session_refuse(s, 503, "out of memory");
+		return;
+	}
+	bufferevent_setcb(s->ubev, upstream_readcb, upstream_writecb,
+	    upstream_eventcb, s);
+	session_set_state(s, SESSION_CONNECTING);
+	session_timer(s, s->g->conf->connect_timeout);
+	clock_gettime(CLOCK_MONOTONIC, &s->t_connect);
+	/* The address dialled is the address checked: no name here. */
+	if (bufferevent_socket_connect(s->ubev, (struct sockaddr *)&ss,
+	    (int)sslen) == -1)
+		session_dial(s);
+}
+
+/* DNS answered: keep only addresses the gate may dial. */
+static void
+session_resolved(void *arg, int status, const char *why,
+    const struct aisb_addr *addrs, size_t n)
+{
+	struct session *s = arg;
+	const char *range;
+	size_t kept;
+
+	s->dns = NULL;
+	s->rec.dns_ms = ms_since(&s->t_dns);
+	if (status != 0) {
+		session_refuse(s, 502, why);
+		return;
+	}
+	memcpy(s->addrs, addrs, n * sizeof(*addrs));
+	kept = acl_filter_addrs(s->g->allow, s->g->conf, s->addrs, n,
+	    s->req.port, &s->refused, &range);
+	if (kept == 0 || (s->g->conf->strict_dns && kept != n)) {
+		session_refuse(s, 403, kept == 0 ?
+		    "all resolved addresses refused" :
+		    "answer holds refused addresses (--strict-dns)");
+		return;
+	}
+	s->naddrs = kept;
+	s->nextaddr = 0;
+	session_dial(s);
+}
+
+/* --- Requests ------------------------------------------------------ */
+
+/* A complete head is in s->req: decide, then resolve or dial. */
+static void
+session_request(struct session *s, const char *p)
+{
+	struct acl_result r;
+	const struct allow_entry *e;
+
+	s->rec.method = s->req.method;
+	s->rec.host = s->req.host;
+	s->rec.hostlen = strlen(s->req.host);
+	s->rec.port = s->req.port;
+	free(s->head);
+	if ((s->head = malloc(s->req.head_len)) == NULL) {
+		session_refuse(s, 503, "out of memory");
+		return;
+	}
+	memcpy(s->head, p, s->req.head_len);
+	s->mode = s->req.is_connect ? ALLOW_MODE_CONNECT : ALLOW_MODE_FORWARD;
+	acl_check_target(s->g->allow, s->g->conf, s->req.host,
+	    s->req.host_is_ip, &s->req.ip, s->req.port, s->mode, &r);
+	if (r.entry != NULL)
+		snprintf(s->rule, sizeof(s->rule), "%s", r.entry->text);
+	if (!r.allow) {
+		session_refuse(s, r.status, r.reason);
+		return;
+	}
+	e = r.entry;
+	s->rule_is_addr = e->kind == ALLOW_KIND_ADDR;
+	s->tls = s->req.is_connect && allow_entry_is_tls(e, s->req.port);
+	s->rec.reason = "allowlisted";
+	/* No more reading until this exchange is under way. */
+	bufferevent_disable(s->cbev, EV_READ);
+	if (s->req.host_is_ip) {
+		s->addrs[0] = s->req.ip;
+		s->naddrs = 1;
+		s->nextaddr = 0;
+		session_dial(s);
+		return;
+	}
+	session_set_state(s, SESSION_DNS);
+	session_timer(s, s->g->conf->dns_timeout + 2);
+	clock_gettime(CLOCK_MONOTONIC, &s->t_dns);
+	s->dns = dns_resolve(s->g->dns, s->req.host, session_resolved, s);
+	if (s->dns == NULL)
+		session_refuse(s, 503, "dns: too many pending queries");
+}
+
+/* Parse the next head from the client's input; may free the session. */
+static int
+session_next_request(struct session *s)
+{
+	struct evbuffer *in = bufferevent_get_input(s->cbev);
+	size_t len = evbuffer_get_length(in);
+	const char *p;
+	int rc;
+
+	if (len == 0)
+		return 0;
+	if (!s->head_timer_armed) {
+		/* The head deadline runs from its first byte (slowloris). */
+		s->head_timer_armed = 1;
+		session_timer(s, s->g->conf->head_timeout);
+	}
+	if (len > HTTP_HEAD_MAX + 1)
+		len = HTTP_HEAD_MAX + 1;
+	p = (const char *)evbuffer_pullup(in, (ssize_t)len);
+	memset(&s->req, 0, sizeof(s->req));
+	rc = http_request_parse(p, len, &s->req);
+	if (rc == HTTP_NEED_MORE)
+		return 0;
+	session_rec_begin(s);
+	if (rc == HTTP_BAD) {
+		if (s->req.method[0] != '\0')
+			s->rec.method = s->req.method;
+		if (s->req.host[0] != '\0') {
+			s->rec.host = s->req.host;
+			s->rec.hostlen = strlen(s->req.host);
+		}
+		session_refuse(s, s->req.status, s->req.why);
+		return -1;
+	}
+	if (s->g->log_broken) {
+		session_refuse(s, 503, "log cannot be written");
+		return -1;
+	}
+	session_request(s, p);
+	return 0;
+}
+
+/* --- Callbacks ----------------------------------------------------- */
+
+static void
+session_readcb(struct bufferevent *bev, void *arg)
+{
+	struct session *s = arg;
+
+	switch (s->state) {
+	case SESSION_HEAD:
+		session_next_request(s);
+		break;
+	case SESSION_TLS_HELLO:
+		tunnel_hello(s);
+		break;
+	case SESSION_TUNNEL:
+		session_move(s, s->cbev, s->ubev, SIZE_MAX);
+		session_timer(s, s->g->conf->idle_timeout);
+		break;
+	case SESSION_FORWARD:
+		session_timer(s, s->g->conf->idle_timeout);
+		if (forward_request_body(s) == -1) {
+			session_close(s, 0, s->req_chunk.why);
+			return;
+		}
+		if (s->req_done && s->resp_done)
+			forward_done(s);
+		else if (s->req_done)
+			bufferevent_disable(s->cbev, EV_READ);
+		break;
+	default:
+		/* Reading is off in the other states; keep bytes queued. */
+		break;
+	}
+}
+
+static void
+session_eventcb(struct bufferevent *bev, short what, void *arg)
+{
+	struct session *s = arg;
+
+	if (s->state == SESSION_TUNNEL && (what & BEV_EVENT_EOF)) {
+		s->c_eof = 1;
+		bufferevent_disable(bev, EV_READ);
+		tunnel_shutdown(s);
+		return;
+	}
+	if (s->passed)
+		session_close(s, 1, "client closed the connection");
+	else
+		session_close(s, 0, "client closed the connection");
+}
+
+static void
+upstream_readcb(struct bufferevent *bev, void *arg)
+{
+	struct session *s = arg;
+
+	session_timer(s, s->g->conf->idle_timeout);
+	if (s->state == SESSION_TUNNEL)
+		session_move(s, s->ubev, s->cbev, SIZE_MAX);
+	else if (s->state == SESSION_FORWARD)
+		forward_response(s);
+	else
+		bufferevent_disable(bev, EV_READ);	/* hold until ready */
+}
+
+/* Upstream's output drained below the low water mark. */
+static void
+upstream_writecb(struct bufferevent *bev, void *arg)
+{
+	struct session *s = arg;
+
+	if (s->state == SESSION_TUNNEL) {
+		if (!s->c_eof)
+			bufferevent_enable(s->cbev, EV_READ);
+		else
+			tunnel_shutdown(s);
+	} else if (s->state == SESSION_FORWARD && !s->req_done)
+		bufferevent_enable(s->cbev, EV_READ);
+}
+
+static void
+upstream_eventcb(struct bufferevent *bev, short what, void *arg)
+{
+	struct session *s = arg;
+
+	if (s->state == SESSION_CONNECTING) {
+		if (what & BEV_EVENT_CONNECTED) {
+			session_connected(s);
+			return;
+		}
+		session_dial(s);	/* try the next checked address */
+		return;
+	}
+	if (s->state == SESSION_TUNNEL && (what & BEV_EVENT_EOF)) {
+		s->u_eof = 1;
+		tunnel_shutdown(s);
+		return;
+	}
+	if (s->state == SESSION_FORWARD) {
+		if ((what & BEV_EVENT_EOF) && s->resp_head_done &&
+		    s->resp.body == HTTP_BODY_CLOSE) {
+			s->resp_done = 1;
+			s->keep = 0;
+			if (!s->req_done)
+				s->req_done = 1;
+			forward_done(s);
+			return;
+		}
+		if (!s->resp_head_done) {
+			session_refuse(s, 502, "upstream closed before "
+			    "responding");
+			return;
+		}
+	}
+	session_close(s, s->passed, "upstream closed the connection");
+}
+
+static void
+session_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+
+	switch (s->state) {
+	case SESSION_HEAD:
+		if (s->head_timer_armed) {
+			session_rec_begin(s);
+			session_refuse(s, 408, "request head timeout");
+		} else
+			session_close(s, 0, NULL);
+		break;
+	case SESSION_DNS:
+		session_refuse(s, 502, "dns: timeout");
+		break;
+	case SESSION_CONNECTING:
+		session_refuse(s, 504, "upstream: connect timeout");
+		break;
+	case SESSION_TLS_HELLO:
+		session_close(s, 0, "tls: no ClientHello before deadline");
+		break;
+	case SESSION_FLUSH:
+		session_close(s, 0, NULL);
+		break;
+	default:
+		session_close(s, 1, "idle timeout");
+		break;
+	}
+}
+
+/* --- Accept, reload, drain ----------------------------------------- */
+
+void
+session_accept(struct gate *g, int fd, struct sockaddr *sa, int salen)
+{
+	struct session *s;
+	struct aisb_addr a;
+	char buf[ADDR_STR_SIZE];
+	uint16_t port = 0;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		close(fd);
+		return;
+	}
+	s->g = g;
+	s->cid = ++g->next_id;
+	sbuf_init(&s->refused);
+	memset(&a, 0, sizeof(a));
+	if (sa->sa_family == AF_INET) {
+		a.family = AF_INET;
+		memcpy(a.b, &((struct sockaddr_in *)sa)->sin_addr, 4);
+		port = ntohs(((struct sockaddr_in *)sa)->sin_port);
+		snprintf(s->rec.client, sizeof(s->rec.client), "%s:%u",
+		    addr_ntop(&a, buf), port);
+	} else if (sa->sa_family == AF_INET6) {
+		a.family = AF_INET6;
+		memcpy(a.b, &((struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		port = ntohs(((struct sockaddr_in6 *)sa)->sin6_port);
+		snprintf(s->rec.client, sizeof(s->rec.client), "[%s]:%u",
+		    addr_ntop(&a, buf), port);
+	}
+	s->next = g->sessions;
+	if (g->sessions != NULL)
+		g->sessions->prev = s;
+	g->sessions = s;
+	g->nsessions++;
+	s->cbev = bufferevent_socket_new(g->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	s->timer = evtimer_new(g->base, session_timer_cb, s);
+	if (s->cbev == NULL || s->timer == NULL) {
+		if (s->cbev == NULL)
+			close(fd);
+		session_close(s, 0, NULL);
+		return;
+	}
+	bufferevent_setcb(s->cbev, session_readcb, client_writecb,
+	    session_eventcb, s);
+	/* Bound what one client can queue in the gate. */
+	bufferevent_setwatermark(s->cbev, EV_READ, 0, HTTP_HEAD_MAX + 4096);
+	session_set_state(s, SESSION_HEAD);
+	if (g->nsessions > g->conf->max_conns) {
+		session_rec_begin(s);
+		session_refuse(s, 503, "too many connections");
+		return;
+	}
+	s->head_timer_armed = 1;
+	session_timer(s, g->conf->head_timeout);
+	bufferevent_enable(s->cbev, EV_READ);
+}
+
+void
+session_recheck_all(struct gate *g)
+{
+	struct session *s, *next;
+
+	for (s = g->sessions; s != NULL; s = next) {
+		next = s->next;
+		if (s->state == SESSION_HEAD || s->state == SESSION_FLUSH)
+			continue;
+		if (!session_still_allowed(s))
+			session_close(s, 0, "allowlist reloaded: entry removed");
+	}
+}
+
+void
+session_drain(struct gate *g, int all)
+{
+	struct session *s, *next;
+
+	for (s = g->sessions; s != NULL; s = next) {
+		next = s->next;
+		if (all)
+			session_close(s, s->passed, "gate stopping");
+		else if (s->state == SESSION_HEAD &&
+		    evbuffer_get_length(bufferevent_get_input(s->cbev)) == 0)
+			session_close(s, 0, NULL);
+	}
+}
