@@ -386,9 +386,8 @@ tunnel_hello(struct session *s)
 	const uint8_t *p;
 	int rc;
 
-	/* Records carry at most 5 bytes of framing per 16 KiB. */
-	if (len > TLS_HELLO_MAX + 64)
-		len = TLS_HELLO_MAX + 64;
+	if (len > TLS_HELLO_WIRE_MAX)
+		len = TLS_HELLO_WIRE_MAX;
 	p = evbuffer_pullup(in, (ssize_t)len);
 	rc = tls_hello_read(p, len, &h);
 	if (rc == TLS_NEED_MORE)
