@@ -47,6 +47,8 @@ struct session {
 	struct event		*timer;
 	struct dns_req		*dns;
 	int			 head_timer_armed;
+	size_t			 head_scanned;	/* bytes seen by the parser */
+	size_t			 head_line;	/* where the last line began */
 
 	/* The current request. */
 	struct http_request	 req;
@@ -607,7 +609,6 @@ session_connected(struct session *s)
 		forward_start(s);
 		return;
 	}
-	evbuffer_drain(bufferevent_get_input(s->cbev), s->req.head_len);
 	evbuffer_add_printf(bufferevent_get_output(s->cbev),
 	    "HTTP/1.1 200 Connection established\r\n\r\n");
 	s->rec.status = 200;
@@ -715,6 +716,9 @@ session_request(struct session *s, const char *p)
 		return;
 	}
 	memcpy(s->head, p, s->req.head_len);
+	/* Fields point into s->head from now on; the input holds the body. */
+	evbuffer_drain(bufferevent_get_input(s->cbev), s->req.head_len);
+	s->head_scanned = s->head_line = 0;
 	s->mode = s->req.is_connect ? ALLOW_MODE_CONNECT : ALLOW_MODE_FORWARD;
 	acl_check_target(s->g->allow, s->g->conf, s->req.host,
 	    s->req.host_is_ip, &s->req.ip, s->req.port, s->mode, &r);
@@ -751,7 +755,7 @@ session_next_request(struct session *s)
 {
 	struct evbuffer *in = bufferevent_get_input(s->cbev);
 	size_t len = evbuffer_get_length(in);
-	const char *p;
+	const char *p, *nl;
 	int rc;
 
 	if (len == 0)
@@ -764,6 +768,18 @@ session_next_request(struct session *s)
 	if (len > HTTP_HEAD_MAX + 1)
 		len = HTTP_HEAD_MAX + 1;
 	p = (const char *)evbuffer_pullup(in, (ssize_t)len);
+	/*
+	 * The parser re-reads the whole head: run it only when a line ended
+	 * or a cap may have been passed, so a client sending one byte at a
+	 * time costs linear, not quadratic, work.
+	 */
+	nl = len > s->head_scanned ? memrchr(p + s->head_scanned, '\n',
+	    len - s->head_scanned) : NULL;
+	s->head_scanned = len;
+	if (nl != NULL)
+		s->head_line = (size_t)(nl - p) + 1;
+	else if (len - s->head_line <= HTTP_LINE_MAX && len <= HTTP_HEAD_MAX)
+		return 0;
 	memset(&s->req, 0, sizeof(s->req));
 	rc = http_request_parse(p, len, &s->req);
 	if (rc == HTTP_NEED_MORE)
