@@ -1,0 +1,31 @@
+/* The subcommand table. Later: build, doctor, ps, clean, inspect, gate,
+ * update. */
+#include <string.h>
+
+#include "aisb.h"
+#include "launcher.h"
+
+const struct cmd_entry cmd_table[] = {
+	{ "run", "[FLAG...] [--] [COMMAND [ARG...]]", 1, cmd_run_exec,
+	  "run the harness (or a command) in a sandbox; the default" },
+	{ "help", "", 0, cmd_help_exec, "show this help" },
+	{ "version", "", 0, cmd_version_exec, "show the version" },
+	{ NULL, NULL, 0, NULL, NULL },
+};
+
+const struct cmd_entry *
+cmd_find(const char *name)
+{
+	const struct cmd_entry *c;
+
+	for (c = cmd_table; c->name != NULL; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+const struct cmd_entry *
+cmd_default(void)
+{
+	return &cmd_table[0];
+}
