@@ -236,6 +236,21 @@ strv_add(char **v, size_t *n, const char *s)
 	return v;
 }
 
+/* Free what the command line allocated. */
+static void
+conf_free(struct gate_conf *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nallow_args; i++)
+		free(c->allow_args[i]);
+	for (i = 0; i < c->nallow_files; i++)
+		free(c->allow_files[i]);
+	free(c->allow_args);
+	free(c->allow_files);
+	free(c->dns_servers);
+}
+
 int
 gate_load_allowlist(struct gate_conf *c, struct allowlist *al,
     struct aisb_error *err)
@@ -387,12 +402,12 @@ gate_accept_error(struct evconnlistener *l, void *arg)
 int
 main(int argc, char **argv)
 {
-	struct event *ev_hup, *ev_term, *ev_int;
+	struct event *ev_hup = NULL, *ev_term = NULL, *ev_int = NULL;
 	struct gate_conf conf;
 	struct gate g;
 	struct aisb_error err;
 	const char *check = NULL;
-	int ch, nflag = 0, ndns = 0;
+	int ch, nflag = 0, ndns = 0, rv = 0;
 
 	memset(&conf, 0, sizeof(conf));
 	memset(&g, 0, sizeof(g));
@@ -496,14 +511,20 @@ main(int argc, char **argv)
 		usage_error("out of memory");
 	if (gate_load_allowlist(&conf, g.allow, &err) == -1) {
 		fprintf(stderr, "aisb-gate: %s\n", err.msg);
+		free(g.allow);
+		conf_free(&conf);
 		return 2;
 	}
-	if (check != NULL)
-		return gate_check(&conf, g.allow, check);
-	if (nflag) {
-		printf("aisb-gate: configuration OK: %zu allowlist entries\n",
-		    g.allow->n);
-		return 0;
+	if (check != NULL || nflag) {
+		if (check != NULL)
+			rv = gate_check(&conf, g.allow, check);
+		else
+			printf("aisb-gate: configuration OK: %zu allowlist "
+			    "entries\n", g.allow->n);
+		allowlist_free(g.allow);
+		free(g.allow);
+		conf_free(&conf);
+		return rv;
 	}
 	if (conf.listen_sslen == 0)
 		usage_error("--listen ADDR:PORT is required");
@@ -519,15 +540,18 @@ main(int argc, char **argv)
 	g.logfd = -1;
 	if (log_open(&g, &err) == -1) {
 		fprintf(stderr, "aisb-gate: %s\n", err.msg);
-		return 1;
+		rv = 1;
+		goto out;
 	}
 	if ((g.base = event_base_new()) == NULL) {
 		fprintf(stderr, "aisb-gate: event_base_new failed\n");
-		return 1;
+		rv = 1;
+		goto out;
 	}
 	if ((g.dns = dns_init(g.base, &conf, &err)) == NULL) {
 		fprintf(stderr, "aisb-gate: %s\n", err.msg);
-		return 1;
+		rv = 1;
+		goto out;
 	}
 	g.listener = evconnlistener_new_bind(g.base, gate_accept, &g,
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
@@ -535,7 +559,8 @@ main(int argc, char **argv)
 	if (g.listener == NULL) {
 		fprintf(stderr, "aisb-gate: --listen %s: %s\n", conf.listen,
 		    strerror(errno));
-		return 1;
+		rv = 1;
+		goto out;
 	}
 	evconnlistener_set_error_cb(g.listener, gate_accept_error);
 	g.accept_timer = evtimer_new(g.base, gate_accept_resume, &g);
@@ -551,15 +576,24 @@ main(int argc, char **argv)
 	event_base_dispatch(g.base);
 
 	session_drain(&g, 1);
-	evconnlistener_free(g.listener);
-	event_free(g.accept_timer);
-	event_free(ev_hup);
-	event_free(ev_term);
-	event_free(ev_int);
+	fprintf(stderr, "aisb-gate: stopped\n");
+out:
+	if (g.listener != NULL)
+		evconnlistener_free(g.listener);
+	if (g.accept_timer != NULL)
+		event_free(g.accept_timer);
+	if (ev_hup != NULL) {
+		event_free(ev_hup);
+		event_free(ev_term);
+		event_free(ev_int);
+	}
 	dns_free(g.dns);
-	event_base_free(g.base);
+	if (g.base != NULL)
+		event_base_free(g.base);
 	allowlist_free(g.allow);
 	free(g.allow);
-	fprintf(stderr, "aisb-gate: stopped\n");
-	return 0;
+	if (g.logfd > STDERR_FILENO)
+		close(g.logfd);
+	conf_free(&conf);
+	return rv;
 }
