@@ -849,6 +849,20 @@ session_eventcb(struct bufferevent *bev, short what, void *arg)
 		tunnel_shutdown(s);
 		return;
 	}
+	/*
+	 * A client may half-close once its request is complete (RFC 9112
+	 * 9.6): answer it, then close. Anything else is an abort.
+	 */
+	if ((what & BEV_EVENT_EOF) && !s->req.is_connect && s->rec_open &&
+	    (s->state == SESSION_DNS || s->state == SESSION_CONNECTING ||
+	    (s->state == SESSION_FORWARD && s->req_done)) &&
+	    (s->req.body == HTTP_BODY_NONE || s->state == SESSION_FORWARD)) {
+		s->c_eof = 1;
+		s->req.keep_alive = 0;
+		s->keep = 0;
+		bufferevent_disable(bev, EV_READ);
+		return;
+	}
 	if (s->passed)
 		session_close(s, 1, "client closed the connection");
 	else
