@@ -354,6 +354,10 @@ static const struct {
 	{ "--nproc", "1", "--nproc: 1 is out of range (64 to 4194304)" },
 	{ "--install", "Git", "--install: invalid package name \"Git\"" },
 	{ "--base-image", "-i", "--base-image: invalid image reference \"-i\"" },
+	{ "--ca-file", "ca.pem", "--ca-file: \"ca.pem\" is not an absolute "
+	  "path" },
+	{ "--gate", "-x", "--gate: \"-x\" is not a name (letters and digits, "
+	  "then also _ . -; at most 63)" },
 };
 
 Test(args, every_flag_validates_and_names_itself)
