@@ -41,6 +41,8 @@ static const struct action_flag action_flags[] = {
 	{ "--print-entrypoint", act_preview, 0,
 	  "print what the in-container init will do, with the nftables "
 	  "ruleset, and exit" },
+	{ "--print-containerfile", act_preview, 0,
+	  "print the Containerfile the images are built from, and exit" },
 };
 
 #define NACTIONS (sizeof(action_flags) / sizeof(action_flags[0]))
@@ -90,6 +92,8 @@ act_preview(struct launcher *L, const char *flag, struct aisb_error *err)
 		pv = PREVIEW_POLICY;
 	else if (strcmp(flag, "--dry-run") == 0)
 		pv = PREVIEW_DRY_RUN;
+	else if (strcmp(flag, "--print-containerfile") == 0)
+		pv = PREVIEW_CONTAINERFILE;
 	else
 		pv = PREVIEW_ENTRYPOINT;
 	if (L->preview != PREVIEW_NONE && L->preview != pv)
@@ -147,7 +151,10 @@ args_flag(struct launcher *L, int argc, char **argv, int *i,
 	const struct action_flag *act;
 	const struct policy_key *k;
 	struct policy_origin o;
+	int rv;
 
+	if (eq == NULL && (rv = image_flag(L, a, len, err)) != 0)
+		return rv;
 	if ((act = action_find(a, len)) != NULL) {
 		if (eq != NULL)
 			return aisb_err(err, "%s: takes no argument",

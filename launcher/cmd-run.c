@@ -94,7 +94,13 @@ cmd_run_dry_run(const struct launcher *L, struct sbuf *out,
 		goto out;
 	}
 	policy_egress(&L->policy, &eg);
-	if (eg.gate) {
+	if (eg.gate && L->policy.gate_name[0] != '\0') {
+		if (sbuf_printf(out, "# The long-lived gate %s (ai-sandbox gate "
+		    "up --name %s) serves this run; %s is its port.\n",
+		    L->policy.gate_name, L->policy.gate_name,
+		    AISB_PH_GATE_PORT) == -1)
+			goto nomem;
+	} else if (eg.gate) {
 		if (policy_render_gate_argv(&L->policy, &ctx, &a, err) == -1)
 			goto out;
 		if (argv_quote_line(&a, out) == -1)
@@ -146,9 +152,14 @@ cmd_run_exec(struct launcher *L, struct sbuf *out, struct aisb_error *err)
 		return cmd_run_dry_run(L, out, err);
 	case PREVIEW_ENTRYPOINT:
 		return cmd_run_entrypoint(L, out, err);
+	case PREVIEW_CONTAINERFILE:
+		return image_print_containerfile(L, out, err);
 	case PREVIEW_NONE:
 		break;
 	}
-	return aisb_err(err, "starting a sandbox is not implemented yet; "
-	    "--dry-run shows what a run would execute");
+	if ((L->exit_status = run_start(L, err)) == -1) {
+		L->exit_status = LAUNCHER_EXIT_RUN;
+		return -1;
+	}
+	return 0;
 }

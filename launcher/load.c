@@ -161,7 +161,10 @@ launcher_load(struct launcher *L, int argc, char **argv, char **envp,
 	    load_project(L, err) == -1)
 		return -1;
 	L->policy.selinux_enforcing = selinux_enforcing();
+	L->policy.image_only = L->cmd->load == LAUNCHER_LOAD_IMAGE;
 	if (policy_finish(&L->policy, &L->host, err) == -1)
 		return -1;
+	if (L->policy.image_only)
+		return 0;
 	return env_resolve(L, err);
 }

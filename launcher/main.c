@@ -57,6 +57,10 @@ main(int argc, char **argv)
 	sbuf_free(&out);
 	if (rv == -1 && err.msg[0] != '\0')
 		fprintf(stderr, "ai-sandbox: %s\n", err.msg);
+	if (L.exit_status != 0)
+		rv = L.exit_status;
+	else
+		rv = rv == -1 ? LAUNCHER_EXIT_FAIL : LAUNCHER_EXIT_OK;
 	launcher_free(&L);
-	return rv == -1 ? LAUNCHER_EXIT_FAIL : LAUNCHER_EXIT_OK;
+	return rv;
 }

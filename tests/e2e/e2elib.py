@@ -17,11 +17,35 @@ USER = os.environ.get("AISB_E2E_USER", "aisbtest")
 AISB_BIN = os.environ.get("AISB_BIN") or shutil.which("ai-sandbox") or \
     "/usr/local/bin/ai-sandbox"
 EXTRA_CA_DIR = "/usr/local/share/ca-certificates"
+# No registry is reachable on the development hosts: the images build on a
+# Debian base made with debootstrap from the host's mirror.
+BASE_IMAGE = os.environ.get("AISB_E2E_BASE", "debootstrap:bookworm")
+# The config key that adds CA certificates to the images (issue 4).
+CA_KEY = os.environ.get("AISB_E2E_CA_KEY", "extra-ca")
 
 
 def user_info():
     pw = pwd.getpwnam(USER)
     return pw.pw_uid, pw.pw_gid, pw.pw_dir
+
+
+def limits_unenforced():
+    """Why rootless podman would ignore resource caps on this host (the
+    words ai-sandbox uses), or None; computed here independently."""
+    if not os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+        return "cgroup v1"
+    uid = user_info()[0]
+    path = ("/sys/fs/cgroup/user.slice/user-%d.slice/user@%d.service/"
+            "cgroup.controllers" % (uid, uid))
+    try:
+        with open(path) as f:
+            words = f.read().split()
+    except OSError:
+        return "no cgroup v2 delegation"
+    for c in ("memory", "pids", "cpu"):
+        if c not in words:
+            return "the %s controller is not delegated" % c
+    return None
 
 
 def user_env(extra=None):
@@ -34,20 +58,27 @@ def user_env(extra=None):
         "XDG_RUNTIME_DIR": "/run/user/%d" % uid,
         "LANG": "C.UTF-8",
     }
+    # AISB_E2E_ENV: extra NAME=VALUE pairs (space-separated) for every run,
+    # for debugging the suite against a development build.
+    for kv in os.environ.get("AISB_E2E_ENV", "").split():
+        k, _, v = kv.partition("=")
+        env[k] = v
     if extra:
         env.update(extra)
     return env
 
 
-def run_as_user(argv, cwd=None, env=None, timeout=600, input=None):
-    """Run argv as the test user with a clean environment; returns the
-    CompletedProcess (text). Never raises on a non-zero exit."""
+def run_as_user(argv, cwd=None, env=None, timeout=600, input=None,
+                stream=False):
+    """Run argv as the test user with exactly the environment user_env()
+    gives (passed as the environment, never in argv); returns the
+    CompletedProcess (text). Never raises on a non-zero exit. stream: let
+    the output through to the terminal instead of capturing it."""
     e = user_env(env)
-    cmd = ["runuser", "-u", USER, "--", "env", "-i"]
-    cmd += ["%s=%s" % kv for kv in sorted(e.items())]
-    cmd += list(argv)
-    return subprocess.run(cmd, cwd=cwd or e["HOME"], capture_output=True,
-                          text=True, timeout=timeout, input=input,
+    cmd = ["runuser", "-u", USER, "--"] + list(argv)
+    return subprocess.run(cmd, cwd=cwd or e["HOME"], env=e,
+                          capture_output=not stream, text=True,
+                          timeout=timeout, input=input,
                           stdin=None if input is not None else
                           subprocess.DEVNULL)
 

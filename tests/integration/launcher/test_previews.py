@@ -117,7 +117,6 @@ CASES = {
         ["--net", "none", "--env-file", "secrets", "--dry-run"], {},
         {"proj/secrets": (ENV_FILE, 0o644)}),
     "error-mount-colon": (["--mount", "/a:b:c", "--dry-run"], {}, {}),
-    "not-implemented": (["--net", "none"], {}, {}),
 }
 
 
