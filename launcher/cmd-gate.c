@@ -551,30 +551,6 @@ gate_write_allow(const struct launcher *L, const char *name,
 	return rv;
 }
 
-/* A loopback port free a moment ago. */
-static int
-gate_free_port(uint16_t *port, struct aisb_error *err)
-{
-	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
-	int fd;
-
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return aisb_errno(err, "socket");
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    getsockname(fd, (struct sockaddr *)&sin, &len) == -1) {
-		aisb_errno(err, "choosing a gate port");
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	*port = ntohs(sin.sin_port);
-	return 0;
-}
-
 /* Does 127.0.0.1:port accept a connection? */
 static int
 gate_accepts(uint16_t port)
@@ -699,7 +675,7 @@ gate_up(struct launcher *L, const struct gate_cmd *c, struct sbuf *out,
 	if (image_ensure(L, IMAGE_ROLE_GATE, image, sizeof(image), err) == -1)
 		return -1;
 	gate_detect(&L->policy);
-	if (gate_free_port(&port, err) == -1)
+	if (run_free_port(&port, err) == -1)
 		return -1;
 	snprintf(port_s, sizeof(port_s), "%u\n", port);
 	if (gate_path(L, c->name, "port", path, sizeof(path), err) == -1 ||

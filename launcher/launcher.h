@@ -339,6 +339,8 @@ int	 run_start(struct launcher *, struct aisb_error *);
 int	 run_detect(struct policy *, struct aisb_error *);
 /* Why podman would ignore resource limits here, or NULL. */
 const char *run_limits_unenforced(char *, size_t);
+/* A loopback port that was free a moment ago. */
+int	 run_free_port(uint16_t *, struct aisb_error *);
 /* Run argv, wait, return its exit status (128+signal), -1 if not run. */
 int	 run_argv(const struct argv *, int quiet);
 

@@ -121,7 +121,7 @@ run_write_new(const char *path, const void *data, size_t len, mode_t mode,
 }
 
 /* A loopback port free a moment ago. */
-static int
+int
 run_free_port(uint16_t *port, struct aisb_error *err)
 {
 	struct sockaddr_in sin;

@@ -8,6 +8,7 @@ lets the gate reach.
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -259,14 +260,15 @@ class FailClosedTest(e2elib.E2ECase):
         self.assertEqual(dry.returncode, 0, dry.stderr)
         argv_line = [l for l in dry.stdout.splitlines()
                      if not l.startswith("#")][-1]
-        import shlex
         argv = [a for a in shlex.split(argv_line)
                 if a != "--cap-add=NET_ADMIN" and
                 not a.startswith("--env-file")]
-        tag = e2elib.run_as_user([e2elib.AISB_BIN, "build", "--print-tag"],
-                                 env=self.sb.env(), cwd=self.sb.project)
-        image = tag.stdout.strip().splitlines()[-1] if tag.stdout else ""
-        argv = [a if a != "IMAGE-TAG" else image for a in argv]
+        # "build" prints "sandbox TAG" and "gate TAG".
+        tags = dict(l.split(None, 1) for l in pre.stdout.splitlines()
+                    if l.startswith(("sandbox ", "gate ")))
+        self.assertIn("sandbox", tags, pre.stdout)
+        argv = [tags["sandbox"].strip() if a == "IMAGE-TAG" else a
+                for a in argv]
         argv = [a.replace("SESSION", "failclosed") for a in argv]
         r = e2elib.run_as_user(argv, cwd=self.sb.project, timeout=300)
         self.assertEqual(r.returncode, 77, "%s\n%s" % (r.stdout, r.stderr))
