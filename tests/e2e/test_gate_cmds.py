@@ -336,6 +336,29 @@ class NamedGateTest(e2elib.E2ECase):
         self.assertEqual(r.returncode, 1, self.explain(r))
         self.assertIn("No such file", r.stderr)
 
+    def test_08_z_run_through_named_gate(self):
+        self.need_gate()
+        logp = self.gate_dir("log", "gate.log")
+        with open(logp) as f:
+            before = len(f.read().splitlines())
+        args = ["--no-tty", "--gate", NAME]
+        if e2elib.limits_unenforced():
+            args.append("--allow-unenforced-limits")
+        r = self.aisb(*(args + ["--", "curl", "-sS", "-o", "/dev/null",
+                                "-w", "code %{http_code}\n",
+                                "http://web.example:%d/echo" %
+                                self.http.port]))
+        self.assertEqual(r.returncode, 0, self.explain(r))
+        self.assertIn("code 200", r.stdout)
+        with open(logp) as f:
+            new = [json.loads(l) for l in f.read().splitlines()[before:]]
+        self.assertTrue([x for x in new if x["host"] == "web.example" and
+                         x["decision"] == "allow"], new)
+        # No gate of its own: only the named gate is running.
+        names = e2elib.podman("ps", "--format", "{{.Names}}", "--filter",
+                              "label=aisb.role=gate").stdout.split()
+        self.assertEqual(names, [CONTAINER])
+
     def test_09_down(self):
         self.need_gate()
         r = self.aisb("gate", "down", "--name", NAME, timeout=120)
