@@ -1,5 +1,4 @@
-/* The subcommand table. Later: build, doctor, ps, clean, inspect, gate,
- * update. */
+/* The subcommand table. */
 #include <string.h>
 
 #include "aisb.h"
@@ -17,6 +16,16 @@ const struct cmd_entry cmd_table[] = {
 	{ "gate", "up|status|down|reload [--name NAME] | logs [OPTION...]",
 	  LAUNCHER_LOAD_IMAGE, cmd_gate_exec,
 	  "long-lived gates, and the per-domain audit of gate logs" },
+	{ "doctor", "[--deep] [FLAG...]", LAUNCHER_LOAD_IMAGE,
+	  cmd_doctor_exec,
+	  "check the host: each problem and its fix (--deep: prove egress)" },
+	{ "ps", "[--all] [--here] [--json]", LAUNCHER_LOAD_IMAGE, cmd_ps_exec,
+	  "running sandboxes and gates (--all: stopped ones too)" },
+	{ "clean", "[--all] [--here] [--volumes[=GLOB]] [--dry-run]",
+	  LAUNCHER_LOAD_IMAGE, cmd_clean_exec,
+	  "remove stopped sandboxes, orphaned gates, unused volumes" },
+	{ "inspect", "[SESSION]", LAUNCHER_LOAD_IMAGE, cmd_inspect_exec,
+	  "what a session ran with, asked of the machine now" },
 	{ "help", "", 0, cmd_help_exec, "show this help" },
 	{ "version", "", 0, cmd_version_exec, "show the version" },
 	{ NULL, NULL, 0, NULL, NULL },

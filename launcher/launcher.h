@@ -344,6 +344,242 @@ int	 run_free_port(uint16_t *, struct aisb_error *);
 /* Run argv, wait, return its exit status (128+signal), -1 if not run. */
 int	 run_argv(const struct argv *, int quiet);
 
+/* ops.c: what ps, clean, inspect and doctor ask podman, parsed. */
+#define OPS_CAPTURE_MAX		(8 * 1024 * 1024)	/* podman output kept */
+#define OPS_CONTAINERS_MAX	100000	/* containers or volumes read */
+#define OPS_NAMED_PREFIX	"named-"	/* a named gate's session label */
+
+/* One container with an aisb.role label, from podman ps --format json. */
+struct ops_container {
+	char		*id;
+	char		*name;
+	char		*image;
+	char		*state;		/* podman's: running, exited, created */
+	char		*session;	/* the aisb.* labels; "" when missing */
+	char		*role;
+	char		*project;
+	char		*policy;
+	char		*ports;		/* "127.0.0.1:80->8080/tcp", "": none */
+	int64_t		 created;	/* seconds since the epoch; 0: unknown */
+	int64_t		 started;
+	int		 running;
+	int		 remove;	/* clean_select's verdict */
+};
+struct ops_containers {
+	struct ops_container *v;
+	size_t		 n;
+	size_t		 cap;
+};
+
+struct ops_volume {
+	char		*name;
+	char		*role;		/* its aisb.role label, or "" */
+	int		 remove;
+};
+struct ops_volumes {
+	struct ops_volume *v;
+	size_t		 n;
+	size_t		 cap;
+};
+
+/* Which containers ps shows and clean removes. */
+struct ops_filter {
+	int		 all;		/* ps: stopped too; clean: running too */
+	const char	*project;	/* --here: this project only; NULL: any */
+};
+
+/* Run argv; stdout into out, stderr into errb (NULL: dropped). The exit
+ * status (128+signal), or -1 when it could not start. */
+int	 ops_capture(const struct argv *, struct sbuf *, struct sbuf *);
+/* The same for podman WORD... (NULL-terminated). */
+int	 ops_podman(const struct launcher *, struct sbuf *, struct sbuf *, ...)
+	    __attribute__((sentinel));
+const char *ops_last_line(struct sbuf *);
+/* "42s", "5m", "3h", "2d". */
+const char *ops_age_text(int64_t, char *, size_t);
+void	 ops_containers_init(struct ops_containers *);
+void	 ops_containers_free(struct ops_containers *);
+/* Parse podman ps's JSON (empty output: none). Pure. */
+int	 ops_ps_parse(const char *, struct ops_containers *,
+	    struct aisb_error *);
+/* podman ps --all, the containers with an aisb.role label. */
+int	 ops_list(const struct launcher *, struct ops_containers *,
+	    struct aisb_error *);
+/* A named gate's name (its session is "named-NAME"), else NULL. */
+const char *ops_gate_name(const struct ops_container *);
+int	 ops_session_valid(const char *);
+void	 ops_volumes_init(struct ops_volumes *);
+void	 ops_volumes_free(struct ops_volumes *);
+/* Parse podman volume ls's JSON. Pure. */
+int	 ops_volumes_parse(const char *, struct ops_volumes *,
+	    struct aisb_error *);
+/* Create the policy's home volume, labelled aisb.role=home, if missing. */
+int	 ops_home_volume(const struct launcher *, struct aisb_error *);
+
+/* cmd-ps.c: ps [--all] [--here] [--json] */
+int	 cmd_ps_exec(struct launcher *, struct sbuf *, struct aisb_error *);
+int	 ops_filter_match(const struct ops_filter *,
+	    const struct ops_container *);
+int	 ps_render_text(const struct ops_containers *,
+	    const struct ops_filter *, int64_t, struct sbuf *);
+int	 ps_render_json(const struct ops_containers *,
+	    const struct ops_filter *, int64_t, struct sbuf *);
+
+/* cmd-clean.c: clean [--all] [--here] [--volumes[=GLOB]] [--dry-run] */
+#define CLEAN_GATE_GRACE	120	/* s a gate may wait for its sandbox */
+int	 cmd_clean_exec(struct launcher *, struct sbuf *, struct aisb_error *);
+/* Mark v[i].remove: stopped sandboxes (all: running ones too), gates of
+ * sessions without a sandbox; never a named gate. Pure. */
+void	 clean_select(struct ops_containers *, const struct ops_filter *,
+	    int64_t);
+/* A --volumes pattern must start with "aisb-". */
+int	 clean_glob_valid(const char *, struct aisb_error *);
+void	 clean_select_volumes(struct ops_volumes *, const char *);
+
+/* cmd-inspect.c: inspect [SESSION] */
+int	 cmd_inspect_exec(struct launcher *, struct sbuf *,
+	    struct aisb_error *);
+/* The run log line of session (NULL: the newest of project, or of any
+ * project when that is NULL too), a copy; NULL when none. Pure. */
+char	*inspect_find_record(const char *, size_t, const char *,
+	    const char *);
+int	 inspect_render_record(const char *, struct sbuf *,
+	    struct aisb_error *);
+
+/* cmd-doctor.c: doctor [--deep] [FLAG...] */
+enum doctor_level {
+	DOCTOR_OK,
+	DOCTOR_SKIP,		/* could not be checked; says why */
+	DOCTOR_WARN,		/* works, but costs or risks something */
+	DOCTOR_FAIL,		/* runs will fail, or would be unsafe */
+};
+
+enum doctor_cgroup {
+	DOCTOR_CGROUP_V2,
+	DOCTOR_CGROUP_HYBRID,
+	DOCTOR_CGROUP_V1,
+};
+
+#define DOCTOR_TEXT_MAX		768
+#define DOCTOR_NPROBES		5
+
+struct doctor_result {
+	const char		*name;
+	enum doctor_level	 level;
+	char			 what[DOCTOR_TEXT_MAX];	/* plain words */
+	char			 fix[DOCTOR_TEXT_MAX];	/* "": none */
+};
+
+/* One egress probe of doctor --deep, as the gate's log and the host saw
+ * it. */
+struct doctor_probe {
+	int		 done;		/* the probe ran and reported */
+	char		 result[160];	/* what the sandbox saw */
+	char		 decision[16];	/* the gate's: allow, deny, "" none */
+	char		 reason[128];
+	int		 status;	/* the gate's status, -1: none */
+	int		 arrived;	/* the host's listener got it */
+};
+
+/* What doctor found out about the host; the checks only read this. */
+struct doctor_facts {
+	unsigned int	 uid;
+	char		 user[64];
+	int64_t		 now;
+	/* podman version */
+	int		 podman_runs;
+	char		 podman_version[64];
+	int		 podman_major;
+	char		 podman_error[256];
+	/* podman info */
+	int		 info_ok;
+	char		 info_error[256];
+	int		 rootless;
+	char		 oci_runtime[64];
+	char		 graph_driver[64];
+	uint64_t	 uidmap_size;	/* ids podman maps, 0: unknown */
+	/* the host */
+	uint64_t	 subuid_count;	/* ids in /etc/subuid for the user */
+	uint64_t	 subgid_count;
+	uint64_t	 subuid_start;
+	enum doctor_cgroup cgroup;
+	int		 has_slirp;
+	int		 has_pasta;
+	int		 has_runc;
+	int		 has_crun;
+	int		 tun_exists;
+	int		 tun_chr;
+	unsigned int	 tun_mode;
+	uint64_t	 host_nofile;	/* hard limits; UINT64_MAX: unlimited */
+	uint64_t	 host_nproc;
+	uint64_t	 podman_nofile;	/* podman's own processes; 0: unknown */
+	uint64_t	 podman_nproc;
+	char		 conf_file[256];	/* default_ulimits from, "": none */
+	uint64_t	 conf_nofile;	/* their hard values, 0: not set */
+	uint64_t	 conf_nproc;
+	char		 limits_reason[512];	/* run_limits_unenforced, "" */
+	int		 selinux_enabled;
+	int		 selinux_enforcing;
+	/* the project */
+	int		 git_state;	/* DOCTOR_GIT_* */
+	size_t		 git_dirty;
+	char		 git_detail[256];
+	/* the base pin */
+	int		 pin_state;	/* 1 recorded, 0 none, -1 bad file */
+	struct image_pin pin;
+	char		 pin_error[AISB_ERR_MAX];
+	size_t		 unpinned;	/* images labelled UNPINNED */
+	char		 unpinned_first[128];
+	/* the bind-mount round trip */
+	int		 rt_state;	/* DOCTOR_RT_* */
+	unsigned int	 rt_owner;
+	char		 rt_detail[AISB_ERR_MAX];
+	/* doctor --deep */
+	int		 deep_ran;
+	char		 deep_error[512];
+	char		 deep_name[256];	/* the allowlisted name tried */
+	struct doctor_probe probes[DOCTOR_NPROBES];
+};
+
+#define DOCTOR_GIT_NONE		0	/* git is not installed */
+#define DOCTOR_GIT_CLEAN	1
+#define DOCTOR_GIT_DIRTY	2
+#define DOCTOR_GIT_NOREPO	3
+#define DOCTOR_GIT_ERROR	4	/* git failed; git_detail says */
+#define DOCTOR_GIT_NOCWD	5	/* cwd = no */
+
+#define DOCTOR_RT_NOIMAGE	0
+#define DOCTOR_RT_OK		1
+#define DOCTOR_RT_OWNER		2	/* the file's owner is wrong */
+#define DOCTOR_RT_FAILED	3	/* the container did not run */
+#define DOCTOR_RT_NOPODMAN	4
+
+/* The probes of doctor --deep, in probes[]. */
+#define DOCTOR_PROBE_ALLOWED	0
+#define DOCTOR_PROBE_UNLISTED	1
+#define DOCTOR_PROBE_RAW_IP	2
+#define DOCTOR_PROBE_UDP	3
+#define DOCTOR_PROBE_IPV6	4
+
+int	 cmd_doctor_exec(struct launcher *, struct sbuf *, struct aisb_error *);
+/* Every check's verdict on facts; returns how many were written (at most
+ * max). deep adds the egress checks. Pure. */
+size_t	 doctor_check_all(const struct doctor_facts *, const struct policy *,
+	    int, struct doctor_result *, size_t);
+/* The report; returns 1 when the host is fit (no FAIL). */
+int	 doctor_render(const struct doctor_result *, size_t, struct sbuf *);
+const char *doctor_level_name(enum doctor_level);
+/* Ids in the user's ranges of an /etc/subuid text (by name or uid); the
+ * first range's start in *start. Pure. */
+uint64_t doctor_subids(const char *, const char *, unsigned int,
+	    uint64_t *);
+/* The hard "Max open files" and "Max processes" of a /proc/PID/limits
+ * text; 0 when missing. Pure. */
+int	 doctor_proc_limits(const char *, uint64_t *, uint64_t *);
+/* containers.conf's default_ulimits: 1 when set, with their hard nofile
+ * and nproc (0: not named). Pure. */
+int	 doctor_conf_ulimits(const char *, uint64_t *, uint64_t *);
+
 /* cmd-help.c */
 int	 cmd_help_exec(struct launcher *, struct sbuf *, struct aisb_error *);
 int	 cmd_version_exec(struct launcher *, struct sbuf *,

@@ -695,7 +695,7 @@ run_start(struct launcher *L, struct aisb_error *err)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
-	if (run_env_file(&r, err) == -1)
+	if (run_env_file(&r, err) == -1 || ops_home_volume(L, err) == -1)
 		goto out;
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.session = r.session;

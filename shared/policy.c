@@ -84,7 +84,8 @@ const struct policy_key policy_keys[PK__COUNT] = {
 	{ PK_EPHEMERAL_HOME, "ephemeral-home", "--ephemeral-home", "yes",
 	  "AISB_EPHEMERAL_HOME", NULL,
 	  PT_BOOL, OFF(ephemeral_home), NULL, 0, 0, 0, "no",
-	  "a fresh tmpfs home instead of the project's home volume" },
+	  "a throwaway home volume, removed with the sandbox, instead of "
+	  "home-volume" },
 	{ PK_WORKDIR, "workdir", "--workdir", NULL, "AISB_WORKDIR", "DIR",
 	  PT_PATH, OFF(workdir), NULL, 0, 0, 0, NULL,
 	  "working directory inside (default /project, or the home with "
@@ -106,7 +107,8 @@ const struct policy_key policy_keys[PK__COUNT] = {
 	  "size of /dev/shm" },
 	{ PK_HOME_SIZE, "home-size", "--home-size", NULL, "AISB_HOME_SIZE",
 	  "SIZE", PT_SIZE, OFF(home_size), NULL, MIB, 1024 * TIB, 0, "1g",
-	  "size of the tmpfs home with --ephemeral-home" },
+	  "unused: the --ephemeral-home volume has no size (kept so that "
+	  "existing configs load)" },
 	{ PK_NOFILE, "nofile", "--nofile", NULL, "AISB_NOFILE", "N",
 	  PT_COUNT, OFF(nofile), NULL, 64, 1048576, 0, "4096",
 	  "open files limit (ulimit -n; within the host's hard limit)" },
@@ -215,6 +217,10 @@ const struct policy_key policy_keys[PK__COUNT] = {
 	{ PK_DATA_DIR, "data-dir", NULL, NULL, "AISB_DATA_DIR", "DIR",
 	  PT_PATH, OFF(data_dir), NULL, 0, 0, PK_ENV_ONLY, AISB_DATADIR,
 	  "the installed sources the image build compiles" },
+	{ PK_HOME_VOLUME, "home-volume", NULL, NULL, "AISB_HOME_VOLUME", "VOL",
+	  PT_NAME, OFF(home_volume), NULL, 0, 0, PK_USER_ONLY, "aisb-home",
+	  "the named volume at /home/sandbox, so caches survive runs (one per "
+	  "trust level: aisb-home-work)" },
 };
 
 /* Copy a user-given value into out for a message: printable, bounded. */
@@ -1780,18 +1786,10 @@ int
 policy_finish(struct policy *p, const struct policy_host *h,
     struct aisb_error *err)
 {
-	char hash[32];
-
 	if (policy_fill_defaults(p, h, err) == -1)
 		return -1;
 	free(p->project_dir);
-	free(p->home_volume);
-	p->home_volume = NULL;
 	if ((p->project_dir = strdup(h->project_dir)) == NULL)
-		return aisb_err(err, "out of memory");
-	snprintf(hash, sizeof(hash), "aisb-home-%016llx",
-	    (unsigned long long)policy_hash(p->project_dir));
-	if ((p->home_volume = strdup(hash)) == NULL)
 		return aisb_err(err, "out of memory");
 	if (finish_command(p, err) == -1)
 		return -1;

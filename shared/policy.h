@@ -192,6 +192,7 @@ enum policy_key_id {
 	PK_BASE_AUTO_UPDATE,
 	PK_BASE_PULL_FALLBACK,
 	PK_DATA_DIR,
+	PK_HOME_VOLUME,		/* issue 6 */
 	PK__COUNT
 };
 
@@ -256,7 +257,7 @@ struct policy {
 
 	/* Derived by policy_finish(). */
 	char			*project_dir;
-	char			*home_volume;	/* aisb-home-HASH */
+	char			*home_volume;	/* home-volume (a key) */
 	struct argv		 command;
 	struct argv		 extra;		/* extra_args split */
 
@@ -461,6 +462,8 @@ int	 policy_render_entrypoint(const struct policy *,
 	    const struct render_ctx *, struct sbuf *, struct aisb_error *);
 /* The DNS resolvers the ruleset allows without the gate. */
 int	 policy_dns_targets(const struct policy *, struct policy_strs *);
+/* "net=allow,allow=3,via=gate": the aisb.policy label, for ps. */
+void	 policy_summary(const struct policy *, char *, size_t);
 
 /* containerfile.c: the images' Containerfile, rendered from the policy. */
 #define AISB_NODE_VERSION_DEFAULT	"22.23.5"

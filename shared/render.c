@@ -457,14 +457,39 @@ argv_run_head(const struct policy *p, struct argv *a)
 	return 0;
 }
 
+/* ps's policy column: the network mode, the entry count, the way out
+ * ("net=allow,allow=3,via=gate"); no names, no values. */
+void
+policy_summary(const struct policy *p, char *buf, size_t len)
+{
+	static const char *const nets[] = { "allow", "none", "full" };
+	const char *via = "gate";
+
+	if (p->net != POLICY_NET_ALLOW) {
+		snprintf(buf, len, "net=%s", nets[p->net]);
+		return;
+	}
+	if (p->proxy != NULL && strcmp(p->proxy, "none") != 0)
+		via = "proxy";
+	else if (!p->gate)
+		via = "pinned";
+	else if (p->gate_name != NULL && p->gate_name[0] != '\0')
+		via = "named-gate";
+	snprintf(buf, len, "net=allow,allow=%zu,via=%s", p->allow.n, via);
+}
+
 /* The labels ps and clean find a session's containers by. */
 static int
 argv_labels(const struct policy *p, const struct render_ctx *ctx,
     const char *role, struct argv *a)
 {
+	char sum[96];
+
+	policy_summary(p, sum, sizeof(sum));
 	if (argv_addf(a, "--label=aisb.session=%s", ctx->session) == -1 ||
 	    argv_addf(a, "--label=aisb.role=%s", role) == -1 ||
-	    argv_addf(a, "--label=aisb.project=%s", p->project_dir) == -1)
+	    argv_addf(a, "--label=aisb.project=%s", p->project_dir) == -1 ||
+	    argv_addf(a, "--label=aisb.policy=%s", sum) == -1)
 		return -1;
 	return 0;
 }
@@ -649,7 +674,6 @@ argv_env(const struct policy *p, const struct render_ctx *ctx,
 static int
 argv_mounts(const struct policy *p, struct argv *a, struct aisb_error *err)
 {
-	char home[32];
 	size_t i;
 
 	if (p->cwd) {
@@ -660,11 +684,16 @@ argv_mounts(const struct policy *p, struct argv *a, struct aisb_error *err)
 		    AISB_PROJECT_MNT, volume_opts(p, p->read_only)) == -1)
 			return aisb_err(err, "out of memory");
 	}
-	policy_size_text(p->home_size, home, sizeof(home));
-	if (p->ephemeral_home ? argv_addf(a, "--tmpfs=%s:rw,nosuid,nodev,"
-	    "size=%s,mode=0700,uid=%d,gid=%d", AISB_HOME, home,
-	    AISB_SANDBOX_UID, AISB_SANDBOX_GID) : argv_addf(a,
-	    "--volume=%s:%s", p->home_volume, AISB_HOME))
+	/*
+	 * The home is a named volume (run.c creates it, labelled, before the
+	 * run); --ephemeral-home gives an anonymous one, which --rm removes.
+	 * Not a tmpfs: podman 4.3 has no uid= option for one (measured:
+	 * "unknown mount option"), and ignores mode= on a directory the image
+	 * has (measured: /home/sandbox stayed 0755 root), so uid 1000 could
+	 * not write it; the init cannot chown.
+	 */
+	if (p->ephemeral_home ? argv_addf(a, "--volume=%s", AISB_HOME) :
+	    argv_addf(a, "--volume=%s:%s", p->home_volume, AISB_HOME))
 		return aisb_err(err, "out of memory");
 	for (i = 0; i < p->mounts.n; i++)
 		if (argv_addf(a, "--volume=%s:%s:%s", p->mounts.v[i].src,

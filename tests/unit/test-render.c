@@ -301,7 +301,8 @@ Test(render, argv_allow_mode_slirp4netns)
 	has(s, " --env=HTTP_PROXY=http://10.0.2.2:GATE_PORT ");
 	has(s, " --env=https_proxy=http://10.0.2.2:GATE_PORT ");
 	has(s, " --env=NO_PROXY=localhost,127.0.0.1,::1 ");
-	has(s, ":/project:rw --volume=aisb-home-");
+	has(s, " --label=aisb.policy=net=allow,allow=1,via=gate ");
+	has(s, ":/project:rw --volume=aisb-home:/home/sandbox ");
 	has(s, ":/home/sandbox --workdir=/project "
 	    "--entrypoint=/usr/local/sbin/aisb-init --interactive IMAGE-TAG "
 	    "--net=allow --gate=10.0.2.2:GATE_PORT --uid=1000 --gid=1000 -- "
@@ -423,8 +424,8 @@ Test(render, argv_filesystem_and_limits)
 	    "--shm-size=1g --tmpfs=/tmp:rw,nosuid,nodev,size=256m,mode=1777 "
 	    "--ulimit=nofile=1024:1024 --ulimit=nproc=512:512 ");
 	snprintf(want, sizeof(want), " --volume=%s:/project:ro,z "
-	    "--tmpfs=/home/sandbox:rw,nosuid,nodev,size=2g,mode=0700,uid=1000,"
-	    "gid=1000 --volume=/etc:/host-etc:ro,z --workdir=/project ",
+	    "--volume=/home/sandbox --volume=/etc:/host-etc:ro,z "
+	    "--workdir=/project ",
 	    L.host.project_dir);
 	has(s, want);
 	free(s);
@@ -517,6 +518,7 @@ Test(render, gate_argv)
 	    "--memory=256m --memory-swap=256m --ulimit=nofile=4096:4096 "
 	    "--ulimit=nproc=4096:4096 --label=aisb.session=SESSION "
 	    "--label=aisb.role=gate --label=aisb.project=%s "
+	    "--label=aisb.policy=net=allow,allow=1,via=gate "
 	    "--volume=/st/sessions/SESSION/allow:/etc/aisb/allow:ro,z "
 	    "--volume=/st/sessions/SESSION/log:/var/log/aisb:rw,z "
 	    "--entrypoint=/usr/local/bin/aisb-gate IMAGE-TAG --listen "
