@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "aisb.h"
+#include "fixture.h"
 #include "launcher.h"
 #include "policy.h"
 
@@ -21,63 +22,32 @@
 #define BAD_SRI	"sha512-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" \
 		"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="
 
-static char tmp[64];
-static char home[128];
-static char proj[300];
-static char envbuf[32][512];
-static char *envp[33];
+#define tmp	fx_tmp
+#define home	fx_home
+#define proj	fx_proj
 
 static void
 setup(void)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/test-cf-XXXXXX");
-	cr_assert_not_null(mkdtemp(tmp));
-	snprintf(home, sizeof(home), "%s/home", tmp);
-	snprintf(proj, sizeof(proj), "%s/proj", tmp);
-	cr_assert_eq(mkdir(home, 0700), 0);
-	cr_assert_eq(mkdir(proj, 0700), 0);
+	fx_setup("cf");
 }
 
-static void
-teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(containerfile, .init = setup, .fini = teardown);
+TestSuite(containerfile, .init = setup, .fini = fx_teardown);
 
 /* "ai-sandbox build ARGS" with ENV, loaded as the launcher does. */
 static void
 load(struct launcher *L, const char *const *args, const char *const *env)
 {
-	static char *argv[64];
+	const char *v[64];
 	struct aisb_error err;
-	int argc = 0;
 	size_t n = 0;
 
-	argv[argc++] = "ai-sandbox";
-	argv[argc++] = "build";
-	for (; args != NULL && *args != NULL; args++)
-		argv[argc++] = (char *)*args;
-	argv[argc] = NULL;
-	snprintf(envbuf[n], sizeof(envbuf[n]), "HOME=%s", home);
-	envp[n] = envbuf[n];
-	n++;
-	for (; env != NULL && *env != NULL; env++, n++) {
-		snprintf(envbuf[n], sizeof(envbuf[n]), "%s", *env);
-		envp[n] = envbuf[n];
-	}
-	envp[n] = NULL;
-	launcher_init(L);
-	cr_assert_eq(launcher_load(L, argc, argv, envp, proj, &err), 0, "%s",
-	    err.msg);
+	v[n++] = "build";
+	for (; args != NULL && *args != NULL && n < 63; args++)
+		v[n++] = *args;
+	v[n] = NULL;
+	cr_assert_eq(fx_load(L, v, env, &err), 0, "%s", err.msg);
 }
-
-#define ARGS(...)	((const char *const []){ __VA_ARGS__, NULL })
-#define ENV(...)	((const char *const []){ __VA_ARGS__, NULL })
 
 /* Render with a digest (NULL: unpinned), the test hash and ca certs. */
 static char *

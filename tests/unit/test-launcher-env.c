@@ -11,66 +11,25 @@
 #include <unistd.h>
 
 #include "aisb.h"
+#include "fixture.h"
 #include "launcher.h"
 #include "policy.h"
 
 #define CANARY	"canary-9f3c1e7a"
 
-static char tmp[64];
-static char home[128];
-static char proj[128];
-static char envbuf[32][512];
-static char *envp[33];
+#define tmp	fx_tmp
+#define home	fx_home
+#define proj	fx_proj
 
 static void
 setup(void)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/test-lenv-XXXXXX");
-	cr_assert_not_null(mkdtemp(tmp));
-	snprintf(home, sizeof(home), "%s/home", tmp);
-	snprintf(proj, sizeof(proj), "%s/proj", tmp);
-	cr_assert_eq(mkdir(home, 0700), 0);
-	cr_assert_eq(mkdir(proj, 0700), 0);
+	fx_setup("lenv");
 }
 
-static void
-teardown(void)
-{
-	char cmd[128];
+TestSuite(env, .init = setup, .fini = fx_teardown);
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(env, .init = setup, .fini = teardown);
-
-static int
-load(struct launcher *L, const char *const *args, const char *const *env,
-    struct aisb_error *err)
-{
-	static char *argv[64];
-	int argc = 0;
-	size_t n = 0;
-
-	argv[argc++] = "ai-sandbox";
-	for (; args != NULL && *args != NULL; args++)
-		argv[argc++] = (char *)*args;
-	argv[argc] = NULL;
-	snprintf(envbuf[n], sizeof(envbuf[n]), "HOME=%s", home);
-	envp[n] = envbuf[n];
-	n++;
-	for (; env != NULL && *env != NULL; env++, n++) {
-		snprintf(envbuf[n], sizeof(envbuf[n]), "%s", *env);
-		envp[n] = envbuf[n];
-	}
-	envp[n] = NULL;
-	launcher_init(L);
-	memset(err, 0, sizeof(*err));
-	return launcher_load(L, argc, argv, envp, proj, err);
-}
-
-#define ARGS(...)	((const char *const []){ __VA_ARGS__, NULL })
-#define ENV(...)	((const char *const []){ __VA_ARGS__, NULL })
+#define load	fx_load
 
 static const char *
 write_file(const char *name, const char *text, mode_t mode)

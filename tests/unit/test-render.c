@@ -11,64 +11,29 @@
 #include <unistd.h>
 
 #include "aisb.h"
+#include "fixture.h"
 #include "launcher.h"
 #include "policy.h"
 
-static char tmp[64];
-static char home[128];
-static char proj[300];
-static char envbuf[32][512];
-static char *envp[33];
+#define tmp	fx_tmp
+#define home	fx_home
+#define proj	fx_proj
 
 static void
 setup(void)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/test-render-XXXXXX");
-	cr_assert_not_null(mkdtemp(tmp));
-	snprintf(home, sizeof(home), "%s/home", tmp);
-	snprintf(proj, sizeof(proj), "%s/proj", tmp);
-	cr_assert_eq(mkdir(home, 0700), 0);
-	cr_assert_eq(mkdir(proj, 0700), 0);
+	fx_setup("render");
 }
 
-static void
-teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(render, .init = setup, .fini = teardown);
+TestSuite(render, .init = setup, .fini = fx_teardown);
 
 static void
 load(struct launcher *L, const char *const *args, const char *const *env)
 {
-	static char *argv[64];
 	struct aisb_error err;
-	int argc = 0;
-	size_t n = 0;
 
-	argv[argc++] = "ai-sandbox";
-	for (; args != NULL && *args != NULL; args++)
-		argv[argc++] = (char *)*args;
-	argv[argc] = NULL;
-	snprintf(envbuf[n], sizeof(envbuf[n]), "HOME=%s", home);
-	envp[n] = envbuf[n];
-	n++;
-	for (; env != NULL && *env != NULL; env++, n++) {
-		snprintf(envbuf[n], sizeof(envbuf[n]), "%s", *env);
-		envp[n] = envbuf[n];
-	}
-	envp[n] = NULL;
-	launcher_init(L);
-	cr_assert_eq(launcher_load(L, argc, argv, envp, proj, &err), 0, "%s",
-	    err.msg);
+	cr_assert_eq(fx_load(L, args, env, &err), 0, "%s", err.msg);
 }
-
-#define ARGS(...)	((const char *const []){ __VA_ARGS__, NULL })
-#define ENV(...)	((const char *const []){ __VA_ARGS__, NULL })
 
 #define OUT_HEAD \
 	"table inet aisb {\n" \
@@ -539,7 +504,7 @@ Test(render, colon_in_a_volume_path_is_refused)
 	struct render_ctx ctx;
 	struct aisb_error err;
 	struct argv a;
-	char *sd, *ef, dir[256], want[512];
+	char *sd, *ef, dir[100], want[512];
 
 	snprintf(dir, sizeof(dir), "%s/a:b", tmp);
 	cr_assert_eq(mkdir(dir, 0700), 0);
