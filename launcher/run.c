@@ -254,6 +254,13 @@ run_gate_files(struct run *r, struct aisb_error *err)
 	snprintf(path, sizeof(path), "%s/log", r->session_dir);
 	if (mkdir(path, 0700) == -1)
 		return aisb_errno(err, "mkdir %s", path);
+	/* Rootful: the gate's user is host uid 65534; it reads the allowlist
+	 * and writes its log, nothing else of the session. */
+	if (p->rootful && (chown(path, AISB_GATE_UID, AISB_GATE_GID) == -1 ||
+	    chown((snprintf(path, sizeof(path), "%s/allow", r->session_dir),
+	    path), AISB_GATE_UID, AISB_GATE_GID) == -1 ||
+	    chmod(r->session_dir, 0711) == -1))
+		return aisb_errno(err, "handing %s to the gate's user", path);
 	return 0;
 }
 
@@ -440,6 +447,7 @@ run_detect(struct policy *p, struct aisb_error *err)
 	if (p->runtime == POLICY_RUNTIME_AUTO &&
 	    stat("/sys/fs/cgroup/cgroup.controllers", &st) == -1)
 		p->runtime = POLICY_RUNTIME_RUNC;
+	p->rootful = geteuid() == 0;
 	if (run_limits_unenforced(reason, sizeof(reason)) != NULL &&
 	    !p->allow_unenforced_limits)
 		return aisb_err(err, "refusing to run: --memory, --cpus and "

@@ -265,6 +265,7 @@ struct policy {
 	int			 stdin_tty;
 	int			 stdout_tty;
 	int			 selinux_enforcing; /* when selinux=auto */
+	int			 rootful;	/* podman runs as root */
 	struct policy_allows	 pinned;	/* --no-gate: resolved names */
 	int			 image_only;	/* build, update: no run checks */
 

@@ -530,8 +530,8 @@ policy_render_gate_argv(const struct policy *p, const struct render_ctx *ctx,
 	    argv_addf(a, "--name=aisb-gate-%s", ctx->session) == -1 ||
 	    argv_add(a, "--network=host") == -1 ||
 	    argv_add(a, "--read-only") == -1 ||
-	    argv_addf(a, "--userns=keep-id:uid=%d,gid=%d", AISB_GATE_UID,
-	    AISB_GATE_GID) == -1 ||
+	    (!p->rootful && argv_addf(a, "--userns=keep-id:uid=%d,gid=%d",
+	    AISB_GATE_UID, AISB_GATE_GID) == -1) ||
 	    argv_addf(a, "--user=%d:%d", AISB_GATE_UID, AISB_GATE_GID) == -1 ||
 	    argv_add(a, "--cap-drop=ALL") == -1 ||
 	    argv_add(a, "--security-opt=no-new-privileges") == -1 ||
@@ -572,10 +572,15 @@ static int
 argv_identity(const struct policy *p, const struct render_ctx *ctx,
     const struct policy_egress *eg, struct argv *a)
 {
+	/*
+	 * Rootless: keep-id maps the user to uid 1000, so the project's
+	 * files stay theirs. Rootful podman (ai-sandbox run as root) has no
+	 * keep-id: the sandbox user is host uid 1000.
+	 */
 	if (argv_addf(a, "--name=aisb-%s", ctx->session) == -1 ||
 	    argv_add(a, "--hostname=ai-sandbox") == -1 ||
-	    argv_addf(a, "--userns=keep-id:uid=%d,gid=%d", AISB_SANDBOX_UID,
-	    AISB_SANDBOX_GID) == -1 ||
+	    (!p->rootful && argv_addf(a, "--userns=keep-id:uid=%d,gid=%d",
+	    AISB_SANDBOX_UID, AISB_SANDBOX_GID) == -1) ||
 	    argv_add(a, "--user=0:0") == -1 ||
 	    argv_add(a, "--cap-drop=ALL") == -1)
 		return -1;
