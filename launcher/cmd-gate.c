@@ -43,7 +43,6 @@
 #define GATE_RELOAD_WAIT_MS	5000
 #define GATE_POLL_MS		50
 #define GATE_FOLLOW_MS		250	/* --follow polls the file this often */
-#define GATE_CAPTURE_MAX	(256 * 1024)	/* podman output kept */
 #define GATE_READ_CHUNK		65536
 #define GATE_SCAN_MAX		100000	/* directory entries looked at */
 /* SIGTERM drains open tunnels for the gate's --drain-timeout (10 s) and
@@ -225,54 +224,6 @@ gate_parse(struct launcher *L, struct gate_cmd *c, struct aisb_error *err)
 	return 0;
 }
 
-/*
- * Run argv with standard output and error into out (at most
- * GATE_CAPTURE_MAX bytes kept, the rest read and dropped). Returns the
- * exit status (128+signal), or -1 when it could not run.
- */
-static int
-gate_capture(const struct argv *a, struct sbuf *out)
-{
-	char buf[4096];
-	int fds[2], status, fd;
-	ssize_t n;
-	pid_t pid;
-
-	if (pipe2(fds, O_CLOEXEC) == -1)
-		return -1;
-	if ((pid = fork()) == -1) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		dup2(fds[1], STDOUT_FILENO);
-		dup2(fds[1], STDERR_FILENO);
-		if ((fd = open("/dev/null", O_RDONLY)) != -1)
-			dup2(fd, STDIN_FILENO);
-		execvp(a->v[0], a->v);
-		dprintf(STDERR_FILENO, "%s: %s\n", a->v[0], strerror(errno));
-		_exit(127);
-	}
-	close(fds[1]);
-	for (;;) {
-		n = read(fds[0], buf, sizeof(buf));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (out != NULL && out->len + (size_t)n <= GATE_CAPTURE_MAX)
-			sbuf_add(out, buf, (size_t)n);
-	}
-	close(fds[0]);
-	while (waitpid(pid, &status, 0) == -1)
-		if (errno != EINTR)
-			return -1;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
-}
-
 /* podman WORD... (NULL-terminated), output captured. */
 static int
 gate_podman(const struct launcher *L, struct sbuf *out, ...)
@@ -291,26 +242,9 @@ gate_podman(const struct launcher *L, struct sbuf *out, ...)
 			rv = -1;
 	va_end(ap);
 	if (rv == 0)
-		rv = gate_capture(&a, out);
+		rv = ops_capture(&a, out, out);
 	argv_free(&a);
 	return rv;
-}
-
-/* The last non-empty line of podman's output, for a message. */
-static const char *
-gate_last_line(struct sbuf *b)
-{
-	char *p;
-
-	if (b->p == NULL)
-		return "no output";
-	while (b->len > 0 && (b->p[b->len - 1] == '\n' ||
-	    b->p[b->len - 1] == '\r' || b->p[b->len - 1] == ' '))
-		b->p[--b->len] = '\0';
-	if (b->len == 0)
-		return "no output";
-	p = strrchr(b->p, '\n');
-	return p ? p + 1 : b->p;
 }
 
 /* The container's name: aisb-gate-named-NAME, as render.c makes it. */
@@ -349,11 +283,11 @@ gate_inspect(const struct launcher *L, const char *name,
 			return 0;
 		}
 		aisb_err(err, "podman container inspect %s: %s", cname,
-		    gate_last_line(&out));
+		    ops_last_line(&out));
 		sbuf_free(&out);
 		return -1;
 	}
-	gate_last_line(&out);
+	ops_last_line(&out);
 	p = out.p ? out.p : "";
 	for (i = 0; i < 5; i++) {
 		f[i] = p;
@@ -695,11 +629,11 @@ gate_up(struct launcher *L, const struct gate_cmd *c, struct sbuf *out,
 		return -1;
 	}
 	sbuf_init(&pout);
-	rc = gate_capture(&a, &pout);
+	rc = ops_capture(&a, &pout, &pout);
 	argv_free(&a);
 	if (rc != 0) {
 		aisb_err(err, "the gate container did not start (podman exit "
-		    "%d): %s", rc, gate_last_line(&pout));
+		    "%d): %s", rc, ops_last_line(&pout));
 		sbuf_free(&pout);
 		gate_podman(L, NULL, "rm", "--force", cname, (char *)NULL);
 		unlink(path);
@@ -713,7 +647,7 @@ gate_up(struct launcher *L, const struct gate_cmd *c, struct sbuf *out,
 		gate_container_log(L, cname, &pout);
 		aisb_err(err, "gate %s did not accept connections on "
 		    "127.0.0.1:%u within %d s: %s", c->name, port,
-		    GATE_WAIT_MS / 1000, gate_last_line(&pout));
+		    GATE_WAIT_MS / 1000, ops_last_line(&pout));
 		sbuf_free(&pout);
 		gate_podman(L, NULL, "rm", "--force", cname, (char *)NULL);
 		unlink(path);
@@ -750,7 +684,7 @@ gate_down(struct launcher *L, const struct gate_cmd *c, struct sbuf *out,
 		    (char *)NULL);
 	rc = gate_podman(L, &pout, "rm", "--force", cname, (char *)NULL);
 	if (rc != 0) {
-		aisb_err(err, "podman rm %s: %s", cname, gate_last_line(&pout));
+		aisb_err(err, "podman rm %s: %s", cname, ops_last_line(&pout));
 		sbuf_free(&pout);
 		return -1;
 	}
@@ -823,7 +757,7 @@ gate_reload(struct launcher *L, const struct gate_cmd *c, struct sbuf *out,
 	    (char *)NULL);
 	if (rc != 0) {
 		aisb_err(err, "podman kill --signal HUP %s: %s", cname,
-		    gate_last_line(&pout));
+		    ops_last_line(&pout));
 		sbuf_free(&pout);
 		return -1;
 	}

@@ -159,8 +159,6 @@ env_file_read(const char *path, struct aisb_error *err)
 {
 	struct sbuf b;
 	struct stat st;
-	char chunk[4096];
-	ssize_t n;
 	int fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
@@ -187,27 +185,8 @@ env_file_read(const char *path, struct aisb_error *err)
 		goto fail0;
 	}
 	sbuf_init(&b);
-	for (;;) {
-		n = read(fd, chunk, sizeof(chunk));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			aisb_errno(err, "%s", path);
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		if (b.len + (size_t)n > ENV_FILE_MAX) {
-			aisb_err(err, "%s: larger than %d bytes", path,
-			    ENV_FILE_MAX);
-			goto fail;
-		}
-		if (sbuf_add(&b, chunk, (size_t)n) == -1) {
-			aisb_err(err, "out of memory");
-			goto fail;
-		}
-	}
-	explicit_bzero(chunk, sizeof(chunk));
+	if (sbuf_read_fd(&b, fd, ENV_FILE_MAX, path, err) == -1)
+		goto fail;
 	close(fd);
 	if (b.len > 0 && memchr(b.p, '\0', b.len) != NULL) {
 		aisb_err(err, "%s: contains a NUL byte", path);
@@ -217,7 +196,6 @@ env_file_read(const char *path, struct aisb_error *err)
 	}
 	return sbuf_steal(&b);
 fail:
-	explicit_bzero(chunk, sizeof(chunk));
 	if (b.p != NULL)
 		explicit_bzero(b.p, b.len);
 	sbuf_free(&b);

@@ -247,8 +247,6 @@ read_own_file(const char *path, size_t max, struct sbuf *b,
     struct aisb_error *err)
 {
 	struct stat st;
-	char chunk[4096];
-	ssize_t n;
 	int fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
@@ -263,25 +261,8 @@ read_own_file(const char *path, size_t max, struct sbuf *b,
 		    "can write", path);
 		goto fail;
 	}
-	for (;;) {
-		n = read(fd, chunk, sizeof(chunk));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			aisb_errno(err, "%s", path);
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		if (b->len + (size_t)n > max) {
-			aisb_err(err, "%s: larger than %zu bytes", path, max);
-			goto fail;
-		}
-		if (sbuf_add(b, chunk, (size_t)n) == -1) {
-			aisb_err(err, "out of memory");
-			goto fail;
-		}
-	}
+	if (sbuf_read_fd(b, fd, max, path, err) == -1)
+		goto fail;
 	close(fd);
 	return 1;
 fail:
@@ -899,34 +880,17 @@ ctx_add_file(struct image_context *c, const char *abs, const char *rel,
 {
 	struct sbuf b;
 	char path[PATH_MAX];
-	char chunk[8192];
-	ssize_t n;
 	int fd, rv;
 
 	if ((fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
 		return aisb_errno(err, "%s", abs);
 	sbuf_init(&b);
-	for (;;) {
-		n = read(fd, chunk, sizeof(chunk));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			aisb_errno(err, "%s", abs);
-			close(fd);
-			sbuf_free(&b);
-			return -1;
-		}
-		if (n == 0)
-			break;
-		if (b.len + (size_t)n > CTX_FILE_MAX ||
-		    sbuf_add(&b, chunk, (size_t)n) == -1) {
-			close(fd);
-			sbuf_free(&b);
-			return aisb_err(err, "%s: larger than %d bytes", abs,
-			    CTX_FILE_MAX);
-		}
-	}
+	rv = sbuf_read_fd(&b, fd, CTX_FILE_MAX, abs, err);
 	close(fd);
+	if (rv == -1) {
+		sbuf_free(&b);
+		return -1;
+	}
 	snprintf(path, sizeof(path), "src/%s", rel);
 	rv = image_context_add(c, path, b.p ? b.p : "", b.len, err);
 	sbuf_free(&b);
@@ -999,38 +963,17 @@ static int
 ctx_add_ca(struct image_context *c, const char *path, struct aisb_error *err)
 {
 	struct sbuf b;
-	char chunk[4096];
-	ssize_t n;
+	char what[PATH_MAX + 16];
 	int fd, rv;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return aisb_errno(err, "extra-ca %s", path);
+	snprintf(what, sizeof(what), "extra-ca %s", path);
 	sbuf_init(&b);
-	for (;;) {
-		n = read(fd, chunk, sizeof(chunk));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			aisb_errno(err, "extra-ca %s", path);
-			break;
-		}
-		if (n == 0)
-			break;
-		if (b.len + (size_t)n > CA_FILE_MAX) {
-			n = -1;
-			aisb_err(err, "extra-ca %s: larger than %d bytes",
-			    path, CA_FILE_MAX);
-			break;
-		}
-		if (sbuf_add(&b, chunk, (size_t)n) == -1) {
-			n = -1;
-			aisb_err(err, "out of memory");
-			break;
-		}
-	}
+	rv = sbuf_read_fd(&b, fd, CA_FILE_MAX, what, err);
 	close(fd);
-	rv = n == 0 ? image_context_ca(c, b.p ? b.p : "", b.len, path, err) :
-	    -1;
+	if (rv == 0)
+		rv = image_context_ca(c, b.p ? b.p : "", b.len, path, err);
 	sbuf_free(&b);
 	return rv;
 }

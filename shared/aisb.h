@@ -37,6 +37,9 @@ int	 sbuf_add(struct sbuf *, const void *, size_t);
 int	 sbuf_adds(struct sbuf *, const char *);
 int	 sbuf_printf(struct sbuf *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
+/* Append fd's bytes until EOF, at most max in all; errors name path. */
+int	 sbuf_read_fd(struct sbuf *, int, size_t, const char *,
+	    struct aisb_error *);
 /* Free the buffer and return its bytes to the caller, who frees them. */
 char	*sbuf_steal(struct sbuf *);
 

@@ -1,7 +1,9 @@
 /* A growable, always NUL-terminated byte buffer. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "aisb.h"
 
@@ -95,4 +97,39 @@ sbuf_steal(struct sbuf *b)
 		p = strdup("");
 	sbuf_init(b);
 	return p;
+}
+
+/*
+ * Append everything fd holds until EOF, refusing more than max bytes in all
+ * (errors name path). The read buffer is wiped: callers read secrets too.
+ */
+int
+sbuf_read_fd(struct sbuf *b, int fd, size_t max, const char *path,
+    struct aisb_error *err)
+{
+	char chunk[4096];
+	ssize_t n;
+	int rv = 0;
+
+	for (;;) {
+		n = read(fd, chunk, sizeof(chunk));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			rv = aisb_errno(err, "%s", path);
+			break;
+		}
+		if (n == 0)
+			break;
+		if (b->len + (size_t)n > max) {
+			rv = aisb_err(err, "%s: larger than %zu bytes", path, max);
+			break;
+		}
+		if (sbuf_add(b, chunk, (size_t)n) == -1) {
+			rv = aisb_err(err, "out of memory");
+			break;
+		}
+	}
+	explicit_bzero(chunk, sizeof(chunk));
+	return rv;
 }

@@ -85,8 +85,6 @@ static char *
 config_read(const char *path, int *missing, struct aisb_error *err)
 {
 	struct sbuf b;
-	char chunk[4096];
-	ssize_t n;
 	int fd;
 
 	*missing = 0;
@@ -103,26 +101,8 @@ config_read(const char *path, int *missing, struct aisb_error *err)
 		return NULL;
 	}
 	sbuf_init(&b);
-	for (;;) {
-		n = read(fd, chunk, sizeof(chunk));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			aisb_errno(err, "%s", path);
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		if (b.len + (size_t)n > CONFIG_FILE_MAX) {
-			aisb_err(err, "%s: larger than %d bytes", path,
-			    CONFIG_FILE_MAX);
-			goto fail;
-		}
-		if (sbuf_add(&b, chunk, (size_t)n) == -1) {
-			aisb_err(err, "out of memory");
-			goto fail;
-		}
-	}
+	if (sbuf_read_fd(&b, fd, CONFIG_FILE_MAX, path, err) == -1)
+		goto fail;
 	close(fd);
 	if (b.len > 0 && memchr(b.p, '\0', b.len) != NULL) {
 		aisb_err(err, "%s: contains a NUL byte", path);

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "aisb.h"
 
@@ -226,5 +227,40 @@ Test(sbuf, refuses_huge)
 	cr_assert_eq(sbuf_add(&b, "x", SIZE_MAX / 2), -1);
 	cr_assert_eq(b.len, 1);
 	cr_assert_str_eq(b.p, "x");
+	sbuf_free(&b);
+}
+
+/* sbuf_read_fd: a file of exactly max bytes reads; one more is refused,
+ * naming the file. */
+static int
+pipe_with(size_t n)
+{
+	char buf[9000];
+	int fds[2];
+
+	cr_assert_lt(n, sizeof(buf));
+	memset(buf, 'x', n);
+	cr_assert_eq(pipe(fds), 0);
+	cr_assert_eq(write(fds[1], buf, n), (ssize_t)n);
+	close(fds[1]);
+	return fds[0];
+}
+
+Test(buf, read_fd_at_and_past_the_cap)
+{
+	struct aisb_error err;
+	struct sbuf b;
+	int fd;
+
+	sbuf_init(&b);
+	fd = pipe_with(5000);
+	cr_assert_eq(sbuf_read_fd(&b, fd, 5000, "f", &err), 0);
+	cr_assert_eq(b.len, 5000);
+	close(fd);
+	sbuf_free(&b);
+	fd = pipe_with(5001);
+	cr_assert_eq(sbuf_read_fd(&b, fd, 5000, "some/file", &err), -1);
+	cr_assert_str_eq(err.msg, "some/file: larger than 5000 bytes");
+	close(fd);
 	sbuf_free(&b);
 }
