@@ -99,11 +99,11 @@ int	 http_response_parse(const char *, size_t, const char *req_method,
  * The head to send upstream: "METHOD origin-form HTTP/1.1", every field
  * except hop-by-hop ones (Connection and what it names, Keep-Alive,
  * Proxy-Connection, Proxy-Authorization, Proxy-Authenticate, TE, Trailer,
- * Upgrade) and "Connection: close". Transfer-Encoding is kept: it frames
- * the body.
+ * Upgrade), then "Connection: keep-alive" or "Connection: close" as keep
+ * says. Transfer-Encoding is kept: it frames the body.
  */
 int	 http_request_render(const char *, const struct http_request *,
-	    struct sbuf *);
+	    int keep, struct sbuf *);
 /* The response head for the client, hop-by-hop fields removed, with
  * "Connection: keep-alive" or "Connection: close" as keep says. */
 int	 http_response_render(const char *, const struct http_response *,

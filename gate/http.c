@@ -828,7 +828,7 @@ scan:
 
 int
 http_request_render(const char *buf, const struct http_request *req,
-    struct sbuf *out)
+    int keep, struct sbuf *out)
 {
 	const char *path = buf + req->path_off;
 
@@ -857,7 +857,8 @@ http_request_render(const char *buf, const struct http_request *req,
 	}
 	if (fields_render(buf, req->fields, req->nfields, out) == -1)
 		return -1;
-	return sbuf_adds(out, "Connection: close\r\n\r\n");
+	return sbuf_adds(out, keep ? "Connection: keep-alive\r\n\r\n" :
+	    "Connection: close\r\n\r\n");
 }
 
 int

@@ -56,6 +56,19 @@ struct relay_dir {
 	uint64_t		*count;
 };
 
+/*
+ * What a kept upstream connection was opened to: the next forwarded
+ * request may use it only for the same target, on an address still
+ * admitted.
+ */
+struct upstream_kept {
+	char			 host[HOST_CANON_SIZE];
+	int			 is_ip;
+	uint16_t		 port;
+	struct aisb_addr	 addr;
+	char			 addrstr[ADDR_STR_SIZE + 8];
+};
+
 /* The tunnel once established: the session's fds, without bufferevents. */
 struct relay {
 	struct relay_dir	 dir[2];	/* 0 client->upstream, 1 back */
@@ -107,6 +120,10 @@ struct session {
 	struct chunk_state	 resp_chunk;
 	int			 resp_done;
 	int			 keep;
+	int			 up_reusable;	/* upstream may serve another */
+	int			 up_idle;	/* ubev kept, between requests */
+	int			 up_reused;	/* this request reuses it */
+	struct upstream_kept	*up;		/* what ubev was opened to */
 
 	int			 passed;	/* bytes went upstream */
 
@@ -122,6 +139,8 @@ static void	upstream_eventcb(struct bufferevent *, short, void *);
 static void	client_writecb(struct bufferevent *, void *);
 static void	session_timer_cb(evutil_socket_t, short, void *);
 static int	session_next_request(struct session *);
+static int	session_reuse(struct session *);
+static void	session_route(struct session *);
 static void	relay_free(struct relay *);
 
 static const char *
@@ -235,6 +254,7 @@ session_free_upstream(struct session *s)
 		bufferevent_free(s->ubev);
 		s->ubev = NULL;
 	}
+	s->up_idle = 0;
 }
 
 /*
@@ -260,6 +280,7 @@ session_close(struct session *s, int allow, const char *reason)
 	sbuf_free(&s->refused);
 	free(s->resp);
 	free(s->head);
+	free(s->up);
 	session_unlink(s);
 	free(s);
 	g->nsessions--;
@@ -750,12 +771,32 @@ forward_request_body(struct session *s)
 	return 0;
 }
 
+/*
+ * May the upstream connection serve the client's next request? Only when
+ * the client stays, the upstream said it would, and its response ended
+ * exactly where its bytes did: nothing may be left over to be taken for
+ * the next response.
+ */
+static int
+forward_keep_upstream(struct session *s)
+{
+	return s->keep && s->up_reusable && !s->g->draining &&
+	    s->ubev != NULL && s->up != NULL &&
+	    evbuffer_get_length(bufferevent_get_input(s->ubev)) == 0 &&
+	    evbuffer_get_length(bufferevent_get_output(s->ubev)) == 0;
+}
+
 /* The exchange is over: log it and go on with the next request or close. */
 static void
 forward_done(struct session *s)
 {
 	session_rec_end(s, 1, NULL);
-	session_free_upstream(s);
+	if (forward_keep_upstream(s)) {
+		/* Idle: any byte or close from it now drops it. */
+		s->up_idle = 1;
+		bufferevent_enable(s->ubev, EV_READ);
+	} else
+		session_free_upstream(s);
 	free(s->resp);
 	s->resp = NULL;
 	free(s->head);
@@ -811,11 +852,13 @@ forward_response(struct session *s)
 			http_response_render(p, s->resp, 1, &b);
 		} else {
 			/*
-			 * The upstream connection is one request long (we
-			 * sent Connection: close); the client's lives on
-			 * whenever this response's end is known.
+			 * The client's connection lives on whenever this
+			 * response's end is known; the upstream's too, if
+			 * it did not say close.
 			 */
 			s->keep = s->req.keep_alive &&
+			    s->resp->body != HTTP_BODY_CLOSE;
+			s->up_reusable = s->resp->keep_alive &&
 			    s->resp->body != HTTP_BODY_CLOSE;
 			http_response_render(p, s->resp, s->keep, &b);
 			s->resp_head_done = 1;
@@ -876,7 +919,7 @@ forward_start(struct session *s)
 	/* The response's parse state lives only as long as the exchange. */
 	free(s->resp);
 	if ((s->resp = calloc(1, sizeof(*s->resp))) == NULL ||
-	    http_request_render(s->head, &s->req, &b) == -1) {
+	    http_request_render(s->head, &s->req, 1, &b) == -1) {
 		sbuf_free(&b);
 		session_refuse(s, 502, "out of memory");
 		return;
@@ -892,12 +935,38 @@ forward_start(struct session *s)
 	    (s->req.body == HTTP_BODY_LENGTH && s->req_left == 0);
 	chunk_init(&s->req_chunk);
 	s->resp_head_done = s->resp_done = 0;
+	s->up_reusable = 0;
 	if (forward_request_body(s) == -1) {
 		session_refuse(s, 400, s->req_chunk.why);
 		return;
 	}
 	bufferevent_enable(s->ubev, EV_READ);
 	bufferevent_enable(s->cbev, EV_READ);
+}
+
+/*
+ * A kept connection the upstream closed just as this request went out
+ * (it cannot be told from an idle close in time): a request without a
+ * body and with a safe method (RFC 9110 9.2.1) is sent again once, on a
+ * connection made as for a new request. 1 if that is under way.
+ */
+static int
+forward_retry(struct session *s)
+{
+	const char *m = s->req.method;
+
+	if (!s->up_reused || s->req.body != HTTP_BODY_NONE ||
+	    s->rec.bytes_down > 0 || (strcmp(m, "GET") != 0 &&
+	    strcmp(m, "HEAD") != 0 && strcmp(m, "OPTIONS") != 0))
+		return 0;
+	s->up_reused = 0;
+	session_free_upstream(s);
+	s->rec.addr[0] = '\0';
+	s->rec.bytes_up = 0;
+	s->passed = 0;
+	bufferevent_disable(s->cbev, EV_READ);
+	session_route(s);
+	return 1;
 }
 
 /* --- Connecting ---------------------------------------------------- */
@@ -919,6 +988,16 @@ session_connected(struct session *s)
 	bufferevent_setwatermark(s->ubev, EV_WRITE, SESSION_LOW_WATER, 0);
 	bufferevent_setwatermark(s->cbev, EV_WRITE, SESSION_LOW_WATER, 0);
 	if (!s->req.is_connect) {
+		if (s->up == NULL)
+			s->up = malloc(sizeof(*s->up));
+		if (s->up != NULL) {
+			memcpy(s->up->host, s->req.host, sizeof(s->up->host));
+			s->up->is_ip = s->req.host_is_ip;
+			s->up->port = s->req.port;
+			s->up->addr = *addr;
+			memcpy(s->up->addrstr, s->rec.addr,
+			    sizeof(s->up->addrstr));
+		}
 		forward_start(s);
 		return;
 	}
@@ -1047,6 +1126,58 @@ session_request(struct session *s, const char *p)
 	s->rec.reason = "allowlisted";
 	/* No more reading until this exchange is under way. */
 	bufferevent_disable(s->cbev, EV_READ);
+	s->up_reused = 0;
+	if (session_reuse(s)) {
+		s->up_reused = 1;
+		forward_start(s);
+		return;
+	}
+	session_route(s);
+}
+
+/*
+ * The upstream kept from the last exchange serves this request only for
+ * the same host and port, and only if its address passes the filter a
+ * fresh DNS answer would (the allowlist may have changed). Else it goes.
+ */
+static int
+session_reuse(struct session *s)
+{
+	struct upstream_kept *u = s->up;
+	struct aisb_addr a;
+	struct sbuf scratch;
+	const char *why;
+	size_t kept;
+
+	if (!s->up_idle)
+		return 0;
+	s->up_idle = 0;
+	if (s->req.is_connect || u->is_ip != s->req.host_is_ip ||
+	    u->port != s->req.port || strcmp(u->host, s->req.host) != 0) {
+		session_free_upstream(s);
+		return 0;
+	}
+	if (!u->is_ip) {
+		a = u->addr;
+		sbuf_init(&scratch);
+		kept = acl_filter_addrs(s->g->allow, s->g->conf, &a, 1,
+		    u->port, &scratch, &why);
+		sbuf_free(&scratch);
+		if (kept != 1) {
+			session_free_upstream(s);
+			return 0;
+		}
+	}
+	s->addrs[0] = u->addr;
+	s->naddrs = s->nextaddr = 1;
+	memcpy(s->rec.addr, u->addrstr, sizeof(s->rec.addr));
+	return 1;
+}
+
+/* Resolve the target, or dial an IP literal at once; may free. */
+static void
+session_route(struct session *s)
+{
 	if (s->req.host_is_ip) {
 		s->addrs[0] = s->req.ip;
 		s->naddrs = 1;
@@ -1176,6 +1307,11 @@ upstream_readcb(struct bufferevent *bev, void *arg)
 {
 	struct session *s = arg;
 
+	if (s->up_idle) {
+		/* Bytes nobody asked for: it cannot be trusted again. */
+		session_free_upstream(s);
+		return;
+	}
 	session_timer(s, s->g->conf->idle_timeout);
 	if (s->state == SESSION_FORWARD)
 		forward_response(s);
@@ -1198,6 +1334,10 @@ upstream_eventcb(struct bufferevent *bev, short what, void *arg)
 {
 	struct session *s = arg;
 
+	if (s->up_idle) {
+		session_free_upstream(s);	/* closed while idle */
+		return;
+	}
 	if (s->state == SESSION_CONNECTING) {
 		if (what & BEV_EVENT_CONNECTED) {
 			session_connected(s);
@@ -1216,6 +1356,8 @@ upstream_eventcb(struct bufferevent *bev, short what, void *arg)
 			forward_done(s);
 			return;
 		}
+		if (!s->resp_head_done && forward_retry(s))
+			return;
 		if (!s->resp_head_done) {
 			session_refuse(s, 502, "upstream closed before "
 			    "responding");
@@ -1323,6 +1465,8 @@ session_recheck_all(struct gate *g)
 
 	for (s = g->sessions; s != NULL; s = next) {
 		next = s->next;
+		if (s->up_idle)
+			session_free_upstream(s);	/* decide afresh */
 		if (s->state == SESSION_HEAD || s->state == SESSION_FLUSH)
 			continue;
 		if (!session_still_allowed(s))

@@ -156,9 +156,9 @@ fuzz_request(const char *buf, size_t len)
 
 	sbuf_init(&out);
 	if (req.is_connect)
-		CHECK(http_request_render(buf, &req, &out) == -1);
+		CHECK(http_request_render(buf, &req, 0, &out) == -1);
 	else {
-		CHECK(http_request_render(buf, &req, &out) == 0);
+		CHECK(http_request_render(buf, &req, 0, &out) == 0);
 		CHECK(strncmp(out.p, req.method, strlen(req.method)) == 0);
 		CHECK(out.p[strlen(req.method)] == ' ');
 		CHECK(out.p[strlen(req.method) + 1] == '/');

@@ -919,7 +919,7 @@ Test(http_render, request_bytes)
 
 	req_ok(s, &r);
 	sbuf_init(&out);
-	cr_assert_eq(http_request_render(s, &r, &out), 0);
+	cr_assert_eq(http_request_render(s, &r, 0, &out), 0);
 	cr_assert_str_eq(out.p, want);
 	cr_assert_eq(out.len, strlen(want));
 	sbuf_free(&out);
@@ -934,32 +934,41 @@ Test(http_render, request_paths_and_host)
 	sbuf_init(&out);
 	s = "GET http://a.b HTTP/1.1\r\nHost: a.b\r\n\r\n";
 	req_ok(s, &r);
-	cr_assert_eq(http_request_render(s, &r, &out), 0);
+	cr_assert_eq(http_request_render(s, &r, 0, &out), 0);
 	cr_assert_str_eq(out.p, "GET / HTTP/1.1\r\nHost: a.b\r\n"
 	    "Connection: close\r\n\r\n");
 	sbuf_reset(&out);
 	s = "HEAD http://a.b?x HTTP/1.1\r\nHost: a.b\r\n\r\n";
 	req_ok(s, &r);
-	cr_assert_eq(http_request_render(s, &r, &out), 0);
+	cr_assert_eq(http_request_render(s, &r, 0, &out), 0);
 	cr_assert_str_eq(out.p, "HEAD /?x HTTP/1.1\r\nHost: a.b\r\n"
 	    "Connection: close\r\n\r\n");
 	sbuf_reset(&out);
 	/* HTTP/1.0 without Host: the next hop gets one. */
 	s = "GET http://[::1]:8080/x HTTP/1.0\r\nA: b\r\n\r\n";
 	req_ok(s, &r);
-	cr_assert_eq(http_request_render(s, &r, &out), 0);
+	cr_assert_eq(http_request_render(s, &r, 0, &out), 0);
 	cr_assert_str_eq(out.p, "GET /x HTTP/1.1\r\nHost: [::1]:8080\r\n"
 	    "A: b\r\nConnection: close\r\n\r\n");
 	sbuf_reset(&out);
 	s = "GET http://Example.COM/ HTTP/1.0\r\n\r\n";
 	req_ok(s, &r);
-	cr_assert_eq(http_request_render(s, &r, &out), 0);
+	cr_assert_eq(http_request_render(s, &r, 0, &out), 0);
 	cr_assert_str_eq(out.p, "GET / HTTP/1.1\r\nHost: example.com\r\n"
 	    "Connection: close\r\n\r\n");
 	sbuf_reset(&out);
+	/* A kept upstream connection says so; the client's wish is not sent. */
+	s = "GET http://a.b/ HTTP/1.1\r\nHost: a.b\r\n"
+	    "Connection: close\r\n\r\n";
+	req_ok(s, &r);
+	cr_assert_eq(http_request_render(s, &r, 1, &out), 0);
+	cr_assert_str_eq(out.p, "GET / HTTP/1.1\r\nHost: a.b\r\n"
+	    "Connection: keep-alive\r\n\r\n");
+	sbuf_reset(&out);
 	s = "CONNECT a.b:443 HTTP/1.1\r\n\r\n";
 	req_ok(s, &r);
-	cr_assert_eq(http_request_render(s, &r, &out), -1);
+	cr_assert_eq(http_request_render(s, &r, 0, &out), -1);
+	cr_assert_eq(http_request_render(s, &r, 1, &out), -1);
 	sbuf_free(&out);
 }
 

@@ -698,6 +698,9 @@ class HttpUpstream(_Server):
       /continue           a 100 Continue, then /echo
       /upgrade            a 101 to h2c, then raw bytes
       /garbage /drop /hugehead /clte   broken responses
+      /then-close         like /echo, then closes without saying so
+      /extra              a response, then the bytes of a second one
+                          nobody asked for
     """
 
     def __init__(self, host="127.0.0.2", port=0, tls=False):
@@ -812,6 +815,13 @@ class HttpUpstream(_Server):
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n"
                 b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
             return False
+        if path == "/then-close":
+            self._send(conn, 200, b"closing after this", head_only)
+            return False
+        if path == "/extra":
+            conn.sendall(b"HTTP/1.1 200 X\r\nContent-Length: 2\r\n\r\nok"
+                b"HTTP/1.1 200 X\r\nContent-Length: 5\r\n\r\nEVIL!")
+            return True
         if path == "/hop":
             extra = ("Connection: X-Up-Hop\r\nX-Up-Hop: secret-hop\r\n"
                 "Keep-Alive: timeout=5\r\nX-Up-Kept: yes\r\n")
