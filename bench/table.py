@@ -10,9 +10,9 @@ import shlex
 import statistics
 import sys
 
-CONFIGS = ("direct", "gate", "squid", "tinyproxy")
-NAMES = {"direct": "direct", "gate": "aisb-gate", "squid": "squid",
-    "tinyproxy": "tinyproxy"}
+CONFIGS = ("direct", "gate", "floor", "squid", "tinyproxy")
+NAMES = {"direct": "direct", "gate": "aisb-gate", "floor": "floor (relay)",
+    "squid": "squid", "tinyproxy": "tinyproxy"}
 
 # (row, title, direct row it is compared with)
 RATE_ROWS = (
@@ -164,6 +164,8 @@ def main():
         "pinned)." % (reps, ncpu, pcpu, lcpu, ocpu))
     print("Request log lines written: %s." % ", ".join(
         "%s %s" % (logs[i], logs[i + 1]) for i in range(0, len(logs), 2)))
+    print("floor (relay): bench/floor-relay, a CONNECT relay with no checks "
+        "and no log, on the proxy's CPU; measured for the tunnel rows only.")
     for n in notes:
         print("! " + n)
 
