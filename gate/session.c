@@ -69,6 +69,18 @@ struct upstream_kept {
 	char			 addrstr[ADDR_STR_SIZE + 8];
 };
 
+/*
+ * What the current request is for: the log record and the reload check
+ * read it after the parsed head is gone (a tunnel keeps only this).
+ */
+struct target {
+	char			 method[HTTP_METHOD_MAX];
+	char			 host[HOST_CANON_SIZE];
+	struct aisb_addr	 ip;
+	uint16_t		 port;
+	int			 is_ip;
+};
+
 /* The tunnel once established: the session's fds, without bufferevents. */
 struct relay {
 	struct relay_dir	 dir[2];	/* 0 client->upstream, 1 back */
@@ -91,8 +103,9 @@ struct session {
 	size_t			 head_scanned;	/* bytes seen by the parser */
 	size_t			 head_line;	/* where the last line began */
 
-	/* The current request. */
-	struct http_request	 req;
+	/* The current request; its parse state is freed once it tunnels. */
+	struct http_request	*req;
+	struct target		 tgt;
 	char			*head;		/* a copy of its head bytes */
 	enum allow_mode		 mode;
 	char			 rule[ALLOW_ENTRY_MAXLEN];
@@ -281,6 +294,7 @@ session_close(struct session *s, int allow, const char *reason)
 	free(s->resp);
 	free(s->head);
 	free(s->up);
+	free(s->req);
 	session_unlink(s);
 	free(s);
 	g->nsessions--;
@@ -395,15 +409,15 @@ session_still_allowed(struct session *s)
 {
 	struct acl_result r;
 
-	acl_check_target(s->g->allow, s->g->conf, s->req.host,
-	    s->req.host_is_ip, &s->req.ip, s->req.port, s->mode, &r);
+	acl_check_target(s->g->allow, s->g->conf, s->tgt.host, s->tgt.is_ip,
+	    &s->tgt.ip, s->tgt.port, s->mode, &r);
 	if (!r.allow)
 		return 0;
 	/* An address admitted only by an IP entry must still be covered. */
-	if (s->nextaddr > 0 && !s->req.host_is_ip &&
+	if (s->nextaddr > 0 && !s->tgt.is_ip &&
 	    addr_classify(&s->addrs[s->nextaddr - 1]) != NULL &&
 	    allowlist_match_addr(s->g->allow, &s->addrs[s->nextaddr - 1],
-	    s->req.port) == NULL)
+	    s->tgt.port) == NULL)
 		return 0;
 	return 1;
 }
@@ -670,6 +684,8 @@ tunnel_start(struct session *s)
 	session_free_upstream(s);
 	free(s->head);
 	s->head = NULL;
+	free(s->req);
+	s->req = NULL;
 
 	r->dir[0].src = r->dir[1].dst = r->cfd;
 	r->dir[0].dst = r->dir[1].src = r->ufd;
@@ -727,12 +743,12 @@ tunnel_hello(struct session *s)
 		session_close(s, 0, "tls: no SNI in ClientHello");
 		return;
 	}
-	if (s->g->conf->sni == SNI_STRICT && strcmp(h.sni, s->req.host) != 0) {
+	if (s->g->conf->sni == SNI_STRICT && strcmp(h.sni, s->req->host) != 0) {
 		session_close(s, 0, "tls: SNI does not match CONNECT host");
 		return;
 	}
 	if (s->g->conf->sni == SNI_ALLOWLISTED &&
-	    allowlist_match_name(s->g->allow, h.sni, s->req.port,
+	    allowlist_match_name(s->g->allow, h.sni, s->req->port,
 	    ALLOW_MODE_CONNECT) == NULL) {
 		session_close(s, 0, "tls: SNI not allowlisted");
 		return;
@@ -752,7 +768,7 @@ forward_request_body(struct session *s)
 	const char *p;
 
 	while (!s->req_done && (avail = evbuffer_get_length(in)) > 0) {
-		if (s->req.body == HTTP_BODY_LENGTH) {
+		if (s->req->body == HTTP_BODY_LENGTH) {
 			s->req_left -= session_move(s, s->cbev, s->ubev,
 			    s->req_left < avail ? s->req_left : avail);
 			s->req_done = s->req_left == 0;
@@ -838,7 +854,7 @@ forward_response(struct session *s)
 		if (avail > HTTP_RESP_HEAD_MAX + 1)
 			avail = HTTP_RESP_HEAD_MAX + 1;
 		p = (const char *)evbuffer_pullup(in, (ssize_t)avail);
-		rc = http_response_parse(p, avail, s->req.method, s->resp);
+		rc = http_response_parse(p, avail, s->req->method, s->resp);
 		if (rc == HTTP_NEED_MORE)
 			return;
 		if (rc == HTTP_BAD || s->resp->status == 101) {
@@ -856,7 +872,7 @@ forward_response(struct session *s)
 			 * response's end is known; the upstream's too, if
 			 * it did not say close.
 			 */
-			s->keep = s->req.keep_alive &&
+			s->keep = s->req->keep_alive &&
 			    s->resp->body != HTTP_BODY_CLOSE;
 			s->up_reusable = s->resp->keep_alive &&
 			    s->resp->body != HTTP_BODY_CLOSE;
@@ -919,7 +935,7 @@ forward_start(struct session *s)
 	/* The response's parse state lives only as long as the exchange. */
 	free(s->resp);
 	if ((s->resp = calloc(1, sizeof(*s->resp))) == NULL ||
-	    http_request_render(s->head, &s->req, 1, &b) == -1) {
+	    http_request_render(s->head, s->req, 1, &b) == -1) {
 		sbuf_free(&b);
 		session_refuse(s, 502, "out of memory");
 		return;
@@ -930,9 +946,9 @@ forward_start(struct session *s)
 	session_set_state(s, SESSION_FORWARD);
 	s->passed = 1;
 	session_timer(s, s->g->conf->idle_timeout);
-	s->req_left = s->req.content_length;
-	s->req_done = s->req.body == HTTP_BODY_NONE ||
-	    (s->req.body == HTTP_BODY_LENGTH && s->req_left == 0);
+	s->req_left = s->req->content_length;
+	s->req_done = s->req->body == HTTP_BODY_NONE ||
+	    (s->req->body == HTTP_BODY_LENGTH && s->req_left == 0);
 	chunk_init(&s->req_chunk);
 	s->resp_head_done = s->resp_done = 0;
 	s->up_reusable = 0;
@@ -953,9 +969,9 @@ forward_start(struct session *s)
 static int
 forward_retry(struct session *s)
 {
-	const char *m = s->req.method;
+	const char *m = s->req->method;
 
-	if (!s->up_reused || s->req.body != HTTP_BODY_NONE ||
+	if (!s->up_reused || s->req->body != HTTP_BODY_NONE ||
 	    s->rec.bytes_down > 0 || (strcmp(m, "GET") != 0 &&
 	    strcmp(m, "HEAD") != 0 && strcmp(m, "OPTIONS") != 0))
 		return 0;
@@ -980,20 +996,20 @@ session_connected(struct session *s)
 	s->rec.connect_ms = ms_since(&s->t_connect);
 	if (addr->family == AF_INET6)
 		snprintf(s->rec.addr, sizeof(s->rec.addr), "[%s]:%u",
-		    addr_ntop(addr, a), s->req.port);
+		    addr_ntop(addr, a), s->req->port);
 	else
 		snprintf(s->rec.addr, sizeof(s->rec.addr), "%s:%u",
-		    addr_ntop(addr, a), s->req.port);
+		    addr_ntop(addr, a), s->req->port);
 	session_nodelay(bufferevent_getfd(s->ubev));
 	bufferevent_setwatermark(s->ubev, EV_WRITE, SESSION_LOW_WATER, 0);
 	bufferevent_setwatermark(s->cbev, EV_WRITE, SESSION_LOW_WATER, 0);
-	if (!s->req.is_connect) {
+	if (!s->req->is_connect) {
 		if (s->up == NULL)
 			s->up = malloc(sizeof(*s->up));
 		if (s->up != NULL) {
-			memcpy(s->up->host, s->req.host, sizeof(s->up->host));
-			s->up->is_ip = s->req.host_is_ip;
-			s->up->port = s->req.port;
+			memcpy(s->up->host, s->req->host, sizeof(s->up->host));
+			s->up->is_ip = s->req->host_is_ip;
+			s->up->port = s->req->port;
 			s->up->addr = *addr;
 			memcpy(s->up->addrstr, s->rec.addr,
 			    sizeof(s->up->addrstr));
@@ -1034,12 +1050,12 @@ session_dial(struct session *s)
 	memset(&ss, 0, sizeof(ss));
 	if (a->family == AF_INET) {
 		sin->sin_family = AF_INET;
-		sin->sin_port = htons(s->req.port);
+		sin->sin_port = htons(s->req->port);
 		memcpy(&sin->sin_addr, a->b, 4);
 		sslen = sizeof(*sin);
 	} else {
 		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(s->req.port);
+		sin6->sin6_port = htons(s->req->port);
 		memcpy(&sin6->sin6_addr, a->b, 16);
 		sslen = sizeof(*sin6);
 	}
@@ -1077,7 +1093,7 @@ session_resolved(void *arg, int status, const char *why,
 	}
 	memcpy(s->addrs, addrs, n * sizeof(*addrs));
 	kept = acl_filter_addrs(s->g->allow, s->g->conf, s->addrs, n,
-	    s->req.port, &s->refused, &range);
+	    s->req->port, &s->refused, &range);
 	if (kept == 0 || (s->g->conf->strict_dns && kept != n)) {
 		session_refuse(s, 403, kept == 0 ?
 		    "all resolved addresses refused" :
@@ -1098,22 +1114,27 @@ session_request(struct session *s, const char *p)
 	struct acl_result r;
 	const struct allow_entry *e;
 
-	s->rec.method = s->req.method;
-	s->rec.host = s->req.host;
-	s->rec.hostlen = strlen(s->req.host);
-	s->rec.port = s->req.port;
+	memcpy(s->tgt.method, s->req->method, sizeof(s->tgt.method));
+	memcpy(s->tgt.host, s->req->host, sizeof(s->tgt.host));
+	s->tgt.ip = s->req->ip;
+	s->tgt.port = s->req->port;
+	s->tgt.is_ip = s->req->host_is_ip;
+	s->rec.method = s->tgt.method;
+	s->rec.host = s->tgt.host;
+	s->rec.hostlen = strlen(s->tgt.host);
+	s->rec.port = s->tgt.port;
 	free(s->head);
-	if ((s->head = malloc(s->req.head_len)) == NULL) {
+	if ((s->head = malloc(s->req->head_len)) == NULL) {
 		session_refuse(s, 503, "out of memory");
 		return;
 	}
-	memcpy(s->head, p, s->req.head_len);
+	memcpy(s->head, p, s->req->head_len);
 	/* Fields point into s->head from now on; the input holds the body. */
-	evbuffer_drain(bufferevent_get_input(s->cbev), s->req.head_len);
+	evbuffer_drain(bufferevent_get_input(s->cbev), s->req->head_len);
 	s->head_scanned = s->head_line = 0;
-	s->mode = s->req.is_connect ? ALLOW_MODE_CONNECT : ALLOW_MODE_FORWARD;
-	acl_check_target(s->g->allow, s->g->conf, s->req.host,
-	    s->req.host_is_ip, &s->req.ip, s->req.port, s->mode, &r);
+	s->mode = s->req->is_connect ? ALLOW_MODE_CONNECT : ALLOW_MODE_FORWARD;
+	acl_check_target(s->g->allow, s->g->conf, s->req->host,
+	    s->req->host_is_ip, &s->req->ip, s->req->port, s->mode, &r);
 	if (r.entry != NULL)
 		snprintf(s->rule, sizeof(s->rule), "%s", r.entry->text);
 	if (!r.allow) {
@@ -1122,7 +1143,7 @@ session_request(struct session *s, const char *p)
 	}
 	e = r.entry;
 	s->rule_is_addr = e->kind == ALLOW_KIND_ADDR;
-	s->tls = s->req.is_connect && allow_entry_is_tls(e, s->req.port);
+	s->tls = s->req->is_connect && allow_entry_is_tls(e, s->req->port);
 	s->rec.reason = "allowlisted";
 	/* No more reading until this exchange is under way. */
 	bufferevent_disable(s->cbev, EV_READ);
@@ -1152,8 +1173,8 @@ session_reuse(struct session *s)
 	if (!s->up_idle)
 		return 0;
 	s->up_idle = 0;
-	if (s->req.is_connect || u->is_ip != s->req.host_is_ip ||
-	    u->port != s->req.port || strcmp(u->host, s->req.host) != 0) {
+	if (s->req->is_connect || u->is_ip != s->req->host_is_ip ||
+	    u->port != s->req->port || strcmp(u->host, s->req->host) != 0) {
 		session_free_upstream(s);
 		return 0;
 	}
@@ -1178,8 +1199,8 @@ session_reuse(struct session *s)
 static void
 session_route(struct session *s)
 {
-	if (s->req.host_is_ip) {
-		s->addrs[0] = s->req.ip;
+	if (s->req->host_is_ip) {
+		s->addrs[0] = s->req->ip;
 		s->naddrs = 1;
 		s->nextaddr = 0;
 		session_dial(s);
@@ -1188,7 +1209,7 @@ session_route(struct session *s)
 	session_set_state(s, SESSION_DNS);
 	session_timer(s, s->g->conf->dns_timeout + 2);
 	clock_gettime(CLOCK_MONOTONIC, &s->t_dns);
-	s->dns = dns_resolve(s->g->dns, s->req.host, session_resolved, s);
+	s->dns = dns_resolve(s->g->dns, s->req->host, session_resolved, s);
 	if (s->dns == NULL)
 		session_refuse(s, 503, "dns: too many pending queries");
 }
@@ -1224,19 +1245,19 @@ session_next_request(struct session *s)
 		s->head_line = (size_t)(nl - p) + 1;
 	else if (len - s->head_line <= HTTP_LINE_MAX && len <= HTTP_HEAD_MAX)
 		return 0;
-	memset(&s->req, 0, sizeof(s->req));
-	rc = http_request_parse(p, len, &s->req);
+	memset(s->req, 0, sizeof(*s->req));
+	rc = http_request_parse(p, len, s->req);
 	if (rc == HTTP_NEED_MORE)
 		return 0;
 	session_rec_begin(s);
 	if (rc == HTTP_BAD) {
-		if (s->req.method[0] != '\0')
-			s->rec.method = s->req.method;
-		if (s->req.host[0] != '\0') {
-			s->rec.host = s->req.host;
-			s->rec.hostlen = strlen(s->req.host);
+		if (s->req->method[0] != '\0')
+			s->rec.method = s->req->method;
+		if (s->req->host[0] != '\0') {
+			s->rec.host = s->req->host;
+			s->rec.hostlen = strlen(s->req->host);
 		}
-		session_refuse(s, s->req.status, s->req.why);
+		session_refuse(s, s->req->status, s->req->why);
 		return -1;
 	}
 	if (s->g->log_broken) {
@@ -1287,11 +1308,11 @@ session_eventcb(struct bufferevent *bev, short what, void *arg)
 	 * A client may half-close once its request is complete (RFC 9112
 	 * 9.6): answer it, then close. Anything else is an abort.
 	 */
-	if ((what & BEV_EVENT_EOF) && !s->req.is_connect && s->rec_open &&
+	if ((what & BEV_EVENT_EOF) && !s->req->is_connect && s->rec_open &&
 	    (s->state == SESSION_DNS || s->state == SESSION_CONNECTING ||
 	    (s->state == SESSION_FORWARD && s->req_done)) &&
-	    (s->req.body == HTTP_BODY_NONE || s->state == SESSION_FORWARD)) {
-		s->req.keep_alive = 0;
+	    (s->req->body == HTTP_BODY_NONE || s->state == SESSION_FORWARD)) {
+		s->req->keep_alive = 0;
 		s->keep = 0;
 		bufferevent_disable(bev, EV_READ);
 		return;
@@ -1437,7 +1458,8 @@ session_accept(struct gate *g, int fd, struct sockaddr *sa, int salen)
 	session_nodelay(fd);
 	s->cbev = bufferevent_socket_new(g->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	s->timer = evtimer_new(g->base, session_timer_cb, s);
-	if (s->cbev == NULL || s->timer == NULL) {
+	s->req = calloc(1, sizeof(*s->req));
+	if (s->cbev == NULL || s->timer == NULL || s->req == NULL) {
 		if (s->cbev == NULL)
 			close(fd);
 		session_close(s, 0, NULL);
