@@ -29,9 +29,7 @@
 /* One read of a tunnel relay, and what makes a direction bulk. */
 #define RELAY_BUF_SIZE		(64 * 1024)
 /* A bulk direction's pipe: more per splice(2), fewer calls per GiB. */
-#ifndef RELAY_PIPE_SIZE
-#define RELAY_PIPE_SIZE		1048576
-#endif
+#define RELAY_PIPE_SIZE		(1024 * 1024)
 
 enum session_state {
 	SESSION_HEAD,		/* reading a request head */
