@@ -44,21 +44,44 @@ ms_since(const struct timespec *t)
 	    (now.tv_nsec - t->tv_nsec) / 1000000);
 }
 
+/*
+ * Keys and numbers are appended without printf: a record is written per
+ * request, and format parsing was a tenth of the gate's user time per
+ * forwarded request (perf, docs/performance.md).
+ */
+
+/* Append ,"key": */
+static void
+log_key(struct sbuf *b, const char *key)
+{
+	sbuf_add(b, ",\"", 2);
+	sbuf_adds(b, key);
+	sbuf_add(b, "\":", 2);
+}
+
 /* Append "key":value for a number, or null when v < 0. */
 static void
 log_num(struct sbuf *b, const char *key, long long v)
 {
-	if (v < 0)
-		sbuf_printf(b, ",\"%s\":null", key);
-	else
-		sbuf_printf(b, ",\"%s\":%lld", key, v);
+	char buf[24], *p = buf + sizeof(buf);
+	unsigned long long u = (unsigned long long)v;
+
+	log_key(b, key);
+	if (v < 0) {
+		sbuf_add(b, "null", 4);
+		return;
+	}
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	sbuf_add(b, p, (size_t)(buf + sizeof(buf) - p));
 }
 
 /* Append "key":"value" (escaped), or null. */
 static void
 log_str(struct sbuf *b, const char *key, const char *v, size_t len)
 {
-	sbuf_printf(b, ",\"%s\":", key);
+	log_key(b, key);
 	if (v == NULL || (len == 0 && *v == '\0'))
 		sbuf_add(b, "null", 4);
 	else
@@ -72,22 +95,30 @@ log_format(const struct log_rec *r, const struct timespec *wall,
 {
 	char ts[64];
 	struct tm tm;
+	size_t n;
 
 	gmtime_r(&wall->tv_sec, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-	sbuf_printf(b, "{\"ts\":\"%s.%03ldZ\"", ts, wall->tv_nsec / 1000000);
+	n = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(ts + n, sizeof(ts) - n, ".%03ldZ", wall->tv_nsec / 1000000);
+	sbuf_add(b, "{\"ts\":\"", 7);
+	sbuf_adds(b, ts);
+	sbuf_add(b, "\"", 1);
 	log_str(b, "id", r->id, strlen(r->id));
 	log_str(b, "client", r->client, strlen(r->client));
 	log_str(b, "method", r->method, r->method ? strlen(r->method) : 0);
 	log_str(b, "host", r->host, r->hostlen);
 	log_num(b, "port", r->port);
 	log_str(b, "sni", r->sni, r->sni ? strlen(r->sni) : 0);
-	sbuf_printf(b, ",\"decision\":\"%s\"", r->allow ? "allow" : "deny");
+	sbuf_adds(b, r->allow ? ",\"decision\":\"allow\"" :
+	    ",\"decision\":\"deny\"");
 	log_str(b, "reason", r->reason, r->reason ? strlen(r->reason) : 0);
 	log_str(b, "rule", r->rule, r->rule ? strlen(r->rule) : 0);
 	log_str(b, "addr", r->addr, strlen(r->addr));
-	sbuf_printf(b, ",\"refused_addrs\":[%s]",
-	    r->refused && r->refused->p ? r->refused->p : "");
+	log_key(b, "refused_addrs");
+	sbuf_add(b, "[", 1);
+	if (r->refused != NULL && r->refused->p != NULL)
+		sbuf_add(b, r->refused->p, r->refused->len);
+	sbuf_add(b, "]", 1);
 	log_num(b, "status", r->status);
 	log_num(b, "bytes_up", (long long)r->bytes_up);
 	log_num(b, "bytes_down", (long long)r->bytes_down);
