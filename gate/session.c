@@ -364,6 +364,7 @@ session_refuse(struct session *s, int status, const char *reason)
 	    strlen(reason), reason, status, status_text(status), reason);
 	session_set_state(s, SESSION_FLUSH);
 	bufferevent_disable(s->cbev, EV_READ);
+	bufferevent_enable(s->cbev, EV_WRITE);
 	bufferevent_setcb(s->cbev, NULL, client_writecb, session_eventcb, s);
 	session_timer(s, 5);
 }
@@ -384,7 +385,7 @@ client_writecb(struct bufferevent *bev, void *arg)
 		bufferevent_enable(s->ubev, EV_READ);
 }
 
-/* Move up to n bytes from src's input to dst's output, with backpressure. */
+/* Move up to n bytes from src's input to dst's output. */
 static size_t
 session_move(struct session *s, struct bufferevent *src,
     struct bufferevent *dst, size_t n)
@@ -400,9 +401,44 @@ session_move(struct session *s, struct bufferevent *src,
 		s->rec.bytes_up += (size_t)moved;
 	else
 		s->rec.bytes_down += (size_t)moved;
-	if (evbuffer_get_length(out) >= SESSION_HIGH_WATER)
-		bufferevent_disable(src, EV_READ);
 	return (size_t)moved;
+}
+
+/*
+ * Write bev's output now, not on the next loop turn: the write event's
+ * add and delete cost two epoll_ctl per forwarded message. The event is
+ * enabled only while bytes wait; a write error is left for the
+ * bufferevent to meet and report through the event callback. A socket
+ * bufferevent keeps its output's front frozen against writes other than
+ * its own; it is thawed for this one, as the bufferevent does.
+ */
+static void
+session_send(struct bufferevent *bev)
+{
+	struct evbuffer *out = bufferevent_get_output(bev);
+	int fd = bufferevent_getfd(bev);
+
+	evbuffer_unfreeze(out, 1);
+	while (evbuffer_get_length(out) > 0 && evbuffer_write(out, fd) > 0)
+		;
+	evbuffer_freeze(out, 1);
+	if (evbuffer_get_length(out) > 0)
+		bufferevent_enable(bev, EV_WRITE);
+	else
+		bufferevent_disable(bev, EV_WRITE);
+}
+
+/*
+ * Send what was moved to dst; while dst holds too much, stop reading src
+ * (dst's write callback, at the low water mark, reads it again).
+ */
+static void
+session_push(struct bufferevent *src, struct bufferevent *dst)
+{
+	session_send(dst);
+	if (evbuffer_get_length(bufferevent_get_output(dst)) >=
+	    SESSION_HIGH_WATER)
+		bufferevent_disable(src, EV_READ);
 }
 
 /* Is the target still admitted by the current allowlist? */
@@ -790,6 +826,7 @@ forward_request_body(struct session *s)
 		if (n == 0)
 			break;
 	}
+	session_push(s->cbev, s->ubev);
 	return 0;
 }
 
@@ -831,6 +868,8 @@ forward_done(struct session *s)
 		session_timer(s, 5);
 		if (evbuffer_get_length(bufferevent_get_output(s->cbev)) == 0)
 			session_close(s, 0, NULL);
+		else
+			bufferevent_enable(s->cbev, EV_WRITE);
 		return;
 	}
 	session_set_state(s, SESSION_HEAD);
@@ -841,9 +880,9 @@ forward_done(struct session *s)
 		session_next_request(s);
 }
 
-/* Relay response bytes from upstream; may free the session. */
-static void
-forward_response(struct session *s)
+/* Move the response bytes that have arrived; -1 if the session is gone. */
+static int
+forward_response_move(struct session *s)
 {
 	struct evbuffer *in = bufferevent_get_input(s->ubev);
 	struct evbuffer *out = bufferevent_get_output(s->cbev);
@@ -856,17 +895,17 @@ forward_response(struct session *s)
 	while (!s->resp_head_done) {
 		avail = evbuffer_get_length(in);
 		if (avail == 0)
-			return;
+			return 0;
 		if (avail > HTTP_RESP_HEAD_MAX + 1)
 			avail = HTTP_RESP_HEAD_MAX + 1;
 		p = (const char *)evbuffer_pullup(in, (ssize_t)avail);
 		rc = http_response_parse(p, avail, s->req->method, s->resp);
 		if (rc == HTTP_NEED_MORE)
-			return;
+			return 0;
 		if (rc == HTTP_BAD || s->resp->status == 101) {
 			session_refuse(s, 502, s->resp->why ? s->resp->why :
 			    "upstream: protocol upgrade refused");
-			return;
+			return -1;
 		}
 		sbuf_init(&b);
 		if (s->resp->status >= 100 && s->resp->status < 200) {
@@ -911,7 +950,7 @@ forward_response(struct session *s)
 			p = (const char *)evbuffer_pullup(in, (ssize_t)avail);
 			if ((n = chunk_feed(&s->resp_chunk, p, avail)) < 0) {
 				session_close(s, 1, NULL);
-				return;
+				return -1;
 			}
 			session_move(s, s->ubev, s->cbev, (size_t)n);
 			if (s->resp_chunk.st == CHUNK_DONE)
@@ -924,9 +963,17 @@ forward_response(struct session *s)
 			s->resp_done = 1;
 			break;
 		}
-		if (!(bufferevent_get_enabled(s->ubev) & EV_READ))
-			return;		/* backpressure */
 	}
+	return 0;
+}
+
+/* Relay response bytes from upstream; may free the session. */
+static void
+forward_response(struct session *s)
+{
+	if (forward_response_move(s) == -1)
+		return;
+	session_push(s->ubev, s->cbev);
 	if (s->resp_done && s->req_done)
 		forward_done(s);
 }
@@ -1027,6 +1074,7 @@ session_connected(struct session *s)
 	    "HTTP/1.1 200 Connection established\r\n\r\n");
 	s->rec.status = 200;
 	if (s->tls && s->g->conf->sni != SNI_OFF && !s->rule_is_addr) {
+		session_send(s->cbev);
 		session_set_state(s, SESSION_TLS_HELLO);
 		session_timer(s, s->g->conf->tls_timeout);
 		bufferevent_enable(s->cbev, EV_READ);
@@ -1151,14 +1199,14 @@ session_request(struct session *s, const char *p)
 	s->rule_is_addr = e->kind == ALLOW_KIND_ADDR;
 	s->tls = s->req->is_connect && allow_entry_is_tls(e, s->req->port);
 	s->rec.reason = "allowlisted";
-	/* No more reading until this exchange is under way. */
-	bufferevent_disable(s->cbev, EV_READ);
 	s->up_reused = 0;
 	if (session_reuse(s)) {
 		s->up_reused = 1;
 		forward_start(s);
 		return;
 	}
+	/* No more reading until this exchange is under way. */
+	bufferevent_disable(s->cbev, EV_READ);
 	session_route(s);
 }
 
