@@ -5,6 +5,12 @@
  * no hosts file (lookups "b"), A and AAAA. Results are always delivered
  * from the loop, never from inside dns_resolve(), so a caller is never
  * re-entered before it has stored the request handle.
+ *
+ * Answers with addresses are kept for their smallest TTL, at most
+ * --dns-cache seconds, in a small direct-mapped table; a TTL of 0 is never
+ * kept, failures are never kept, SIGHUP empties it. The cache holds the
+ * answer as received: the caller filters it against the allowlist in
+ * force on every use, cached or not.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -12,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <ares.h>
 #include <event2/event.h>
@@ -24,6 +31,15 @@ struct dns_sock {
 	struct dns_sock		*next;
 };
 
+#define DNS_CACHE_SLOTS	256	/* direct-mapped by a hash of the name */
+
+struct dns_cached {
+	char			 name[HOST_CANON_SIZE];
+	struct aisb_addr	 addrs[GATE_ADDRS_MAX];
+	size_t			 naddrs;
+	time_t			 expires;	/* monotonic seconds; 0 empty */
+};
+
 struct dns_ctx {
 	struct event_base	*base;
 	ares_channel		 ch;
@@ -31,6 +47,8 @@ struct dns_ctx {
 	struct dns_sock		*socks;
 	int			 pending;
 	int			 max;
+	int			 cache_max;	/* seconds; 0 no cache */
+	struct dns_cached	*cache;		/* DNS_CACHE_SLOTS, or NULL */
 };
 
 struct dns_req {
@@ -42,6 +60,8 @@ struct dns_req {
 	const char		*why;
 	struct aisb_addr	 addrs[GATE_ADDRS_MAX];
 	size_t			 naddrs;
+	int			 ttl;		/* smallest of the answer's */
+	char			 name[HOST_CANON_SIZE];
 };
 
 /* Schedule c-ares's next timeout on the loop. */
@@ -156,7 +176,77 @@ dns_init(struct event_base *base, const struct gate_conf *conf,
 		return NULL;
 	}
 	d->timer = evtimer_new(base, dns_timer_cb, d);
+	d->cache_max = conf->dns_cache;
+	if (d->cache_max > 0 &&
+	    (d->cache = calloc(DNS_CACHE_SLOTS, sizeof(*d->cache))) == NULL) {
+		aisb_errno(err, "dns cache");
+		dns_free(d);
+		return NULL;
+	}
 	return d;
+}
+
+static time_t
+dns_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+/* The cache slot for a name (FNV-1a). */
+static struct dns_cached *
+dns_slot(struct dns_ctx *d, const char *name)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *name != '\0'; name++)
+		h = (h ^ (uint8_t)*name) * 16777619u;
+	return &d->cache[h % DNS_CACHE_SLOTS];
+}
+
+/* A live cached answer for name, or NULL. */
+static struct dns_cached *
+dns_cache_get(struct dns_ctx *d, const char *name)
+{
+	struct dns_cached *c;
+
+	if (d->cache == NULL)
+		return NULL;
+	c = dns_slot(d, name);
+	if (c->expires == 0 || strcmp(c->name, name) != 0)
+		return NULL;
+	if (dns_now() >= c->expires) {
+		c->expires = 0;
+		return NULL;
+	}
+	return c;
+}
+
+/* Keep a good answer for min(its TTL, --dns-cache); a TTL of 0 is not. */
+static void
+dns_cache_put(struct dns_ctx *d, const struct dns_req *r)
+{
+	struct dns_cached *c;
+	int ttl = r->ttl;
+
+	if (d->cache == NULL || r->status != 0 || r->naddrs == 0 || ttl <= 0)
+		return;
+	if (ttl > d->cache_max)
+		ttl = d->cache_max;
+	c = dns_slot(d, r->name);
+	memcpy(c->name, r->name, sizeof(c->name));
+	memcpy(c->addrs, r->addrs, r->naddrs * sizeof(r->addrs[0]));
+	c->naddrs = r->naddrs;
+	c->expires = dns_now() + ttl;
+}
+
+void
+dns_flush(struct dns_ctx *d)
+{
+	if (d != NULL && d->cache != NULL)
+		memset(d->cache, 0, DNS_CACHE_SLOTS * sizeof(*d->cache));
 }
 
 void
@@ -172,7 +262,9 @@ dns_free(struct dns_ctx *d)
 		event_free(s->ev);
 		free(s);
 	}
-	event_free(d->timer);
+	if (d->timer != NULL)
+		event_free(d->timer);
+	free(d->cache);
 	free(d);
 	ares_library_cleanup();
 }
@@ -232,6 +324,8 @@ dns_collect(struct dns_req *r, struct ares_addrinfo *res)
 			    sin6_addr, 16);
 		} else
 			continue;
+		if (r->ttl < 0 || n->ai_ttl < r->ttl)
+			r->ttl = n->ai_ttl;
 		for (i = 0; i < r->naddrs; i++)
 			if (addr_equal(&r->addrs[i], &a))
 				break;
@@ -265,6 +359,7 @@ dns_answer(void *arg, int status, int timeouts, struct ares_addrinfo *res)
 	}
 	if (r->status == -1)
 		r->why = dns_reason(status);
+	dns_cache_put(r->ctx, r);
 	if (event_base_once(r->ctx->base, -1, EV_TIMEOUT, dns_deliver, r,
 	    &now) == -1)
 		free(r);
@@ -273,17 +368,33 @@ dns_answer(void *arg, int status, int timeouts, struct ares_addrinfo *res)
 struct dns_req *
 dns_resolve(struct dns_ctx *d, const char *name, dns_cb cb, void *arg)
 {
+	static const struct timeval now = { 0, 0 };
 	struct ares_addrinfo_hints hints;
 	char fqdn[HOST_CANON_SIZE + 1];
+	struct dns_cached *c;
 	struct dns_req *r;
 
-	if (d->pending >= d->max)
+	c = dns_cache_get(d, name);
+	if (c == NULL && d->pending >= d->max)
 		return NULL;
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
 	r->ctx = d;
 	r->cb = cb;
 	r->arg = arg;
+	r->ttl = -1;
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	if (c != NULL) {
+		/* Delivered from the loop all the same. */
+		memcpy(r->addrs, c->addrs, c->naddrs * sizeof(c->addrs[0]));
+		r->naddrs = c->naddrs;
+		if (event_base_once(d->base, -1, EV_TIMEOUT, dns_deliver, r,
+		    &now) == -1) {
+			free(r);
+			return NULL;
+		}
+		return r;
+	}
 	/* The trailing dot makes the name absolute: no search list. */
 	snprintf(fqdn, sizeof(fqdn), "%s.", name);
 	memset(&hints, 0, sizeof(hints));

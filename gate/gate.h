@@ -208,6 +208,7 @@ struct gate_conf {
 	int		 tls_timeout;
 	int		 dns_timeout;
 	int		 drain_timeout;
+	int		 dns_cache;		/* max seconds an answer is kept */
 };
 
 struct session;
@@ -265,6 +266,8 @@ void	 dns_free(struct dns_ctx *);
 struct dns_req *dns_resolve(struct dns_ctx *, const char *, dns_cb, void *);
 /* The session is gone: the callback will not be called. */
 void	 dns_cancel(struct dns_req *);
+/* Forget every cached answer (SIGHUP). */
+void	 dns_flush(struct dns_ctx *);
 
 /* log.c: one JSON line per request. */
 struct log_rec {

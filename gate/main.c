@@ -59,6 +59,8 @@ static const char usage_text[] =
 "  --tls-timeout S [10]   ClientHello after the 200\n"
 "  --dns-timeout S [5]\n"
 "  --drain-timeout S [10] on SIGTERM/SIGINT, before open tunnels are cut\n"
+"  --dns-cache S [60]     keep an answer this long at most, never past its\n"
+"                         TTL; 0 asks the resolver for every request\n"
 "\n"
 "Signals: SIGHUP reloads the allowlist (a bad file keeps the old list) and\n"
 "reopens the log; SIGTERM and SIGINT stop accepting and drain.\n"
@@ -69,7 +71,7 @@ enum {
 	OPT_LISTEN = 256, OPT_ALLOW, OPT_ALLOW_FILE, OPT_DNS_SERVER, OPT_LOG,
 	OPT_SNI, OPT_STRICT_DNS, OPT_CHECK, OPT_HELP, OPT_VERSION,
 	OPT_MAX_CONNS, OPT_MAX_DNS, OPT_HEAD_TO, OPT_CONNECT_TO, OPT_IDLE_TO,
-	OPT_TLS_TO, OPT_DNS_TO, OPT_DRAIN_TO,
+	OPT_TLS_TO, OPT_DNS_TO, OPT_DRAIN_TO, OPT_DNS_CACHE,
 };
 
 static const struct option longopts[] = {
@@ -91,6 +93,7 @@ static const struct option longopts[] = {
 	{ "tls-timeout", required_argument, NULL, OPT_TLS_TO },
 	{ "dns-timeout", required_argument, NULL, OPT_DNS_TO },
 	{ "drain-timeout", required_argument, NULL, OPT_DRAIN_TO },
+	{ "dns-cache", required_argument, NULL, OPT_DNS_CACHE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -320,6 +323,7 @@ gate_sighup(evutil_socket_t sig, short what, void *arg)
 	struct allowlist *nal;
 	struct aisb_error err;
 
+	dns_flush(g->dns);	/* names are resolved afresh after a reload */
 	if ((nal = malloc(sizeof(*nal))) == NULL)
 		return;
 	if (gate_load_allowlist(g->conf, nal, &err) == -1) {
@@ -441,6 +445,7 @@ main(int argc, char **argv)
 	conf.tls_timeout = 10;
 	conf.dns_timeout = 5;
 	conf.drain_timeout = 10;
+	conf.dns_cache = 60;
 
 	while ((ch = getopt_long(argc, argv, "n", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -487,6 +492,10 @@ main(int argc, char **argv)
 		case OPT_VERSION:
 			printf("aisb-gate %s\n", AISB_VERSION);
 			return 0;
+		case OPT_DNS_CACHE:
+			conf.dns_cache = parse_num("dns-cache", optarg, 0,
+			    86400);
+			break;
 		case OPT_MAX_CONNS:
 			conf.max_conns = parse_num("max-conns", optarg, 1,
 			    65536);

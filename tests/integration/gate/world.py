@@ -252,11 +252,14 @@ class FakeDns:
     records, each given to the matching query type; [] is NODATA), or
     "SERVFAIL", "NXDOMAIN", "REFUSED", "TIMEOUT" (never answer). Names
     not in the table are NXDOMAIN. delays[name] = seconds before answering.
+    Records carry TTL 0 (the gate keeps none, so every request is seen
+    here) unless ttls[name] says otherwise.
     """
 
     def __init__(self, answers=None):
         self.answers = dict(answers or {})
         self.delays = {}
+        self.ttls = {}
         self.queries = []		# (name, qtype)
         self.lock = threading.Lock()
         self.stopping = False
@@ -396,6 +399,7 @@ class FakeDns:
             self.queries.append((lname, qtype))
             ans = self.answers.get(lname, "NXDOMAIN")
             delay = self.delays.get(lname, 0)
+            ttl = self.ttls.get(lname, 0)
         if ans == "TIMEOUT":
             return None
         if delay:
@@ -421,7 +425,7 @@ class FakeDns:
         out = struct.pack("!HHHHHH", qid, rflags, 1, len(records), 0, 0)
         out += question
         for rtype, rdata in records:
-            out += struct.pack("!HHHIH", 0xc00c, rtype, 1, 60, len(rdata))
+            out += struct.pack("!HHHIH", 0xc00c, rtype, 1, ttl, len(rdata))
             out += rdata
         return out
 
@@ -1374,6 +1378,8 @@ class World:
 
     def reset(self):
         self.dns.clear()
+        with self.dns.lock:
+            self.dns.ttls = {}
         for g in self.gates:
             if g.proc is not None:
                 g.mark()
