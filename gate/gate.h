@@ -227,6 +227,7 @@ struct gate {
 	int			 logfd;
 	int			 log_broken;	/* refuse until fixed */
 	struct session		*sessions;	/* list head */
+	struct sbuf		 scratch;	/* see gate_scratch() */
 };
 
 /* Build a new allowlist from --allow and --allow-file; -1 with err. */
@@ -291,6 +292,14 @@ struct log_rec {
 	long		 connect_ms;
 };
 int	 log_open(struct gate *, struct aisb_error *);
+/*
+ * A buffer for building one message (a rendered head, a log record),
+ * emptied on every call: whoever takes it is done with it before anything
+ * else can call. Kept between calls, so a request allocates nothing for
+ * it; past GATE_SCRATCH_KEEP it is freed instead.
+ */
+#define GATE_SCRATCH_KEEP	(16 * 1024)
+struct sbuf *gate_scratch(struct gate *);
 /* Write one record; on failure the gate refuses new requests. */
 void	 log_request(struct gate *, const struct log_rec *);
 int	 log_format(const struct log_rec *, const struct timespec *now,

@@ -128,25 +128,33 @@ log_format(const struct log_rec *r, const struct timespec *wall,
 	return sbuf_add(b, "}\n", 2);
 }
 
+struct sbuf *
+gate_scratch(struct gate *g)
+{
+	/* A response head can make it 64 KiB: that is not kept around. */
+	if (g->scratch.cap > GATE_SCRATCH_KEEP)
+		sbuf_free(&g->scratch);
+	sbuf_reset(&g->scratch);
+	return &g->scratch;
+}
+
 void
 log_request(struct gate *g, const struct log_rec *r)
 {
 	struct timespec wall;
-	struct sbuf b;
+	struct sbuf *b = gate_scratch(g);
 	ssize_t n;
 
 	clock_gettime(CLOCK_REALTIME, &wall);
-	sbuf_init(&b);
-	if (log_format(r, &wall, &b) == -1) {
+	if (log_format(r, &wall, b) == -1) {
 		g->log_broken = 1;
-		sbuf_free(&b);
 		return;
 	}
 	/* O_APPEND and one write per record: lines never interleave. */
 	do {
-		n = write(g->logfd, b.p, b.len);
+		n = write(g->logfd, b->p, b->len);
 	} while (n == -1 && errno == EINTR);
-	if (n != (ssize_t)b.len) {
+	if (n != (ssize_t)b->len) {
 		if (!g->log_broken)
 			fprintf(stderr, "aisb-gate: log %s: %s; refusing new "
 			    "requests until it can be written\n",
@@ -158,5 +166,4 @@ log_request(struct gate *g, const struct log_rec *r)
 		    g->conf->log_path);
 		g->log_broken = 0;
 	}
-	sbuf_free(&b);
 }

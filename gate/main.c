@@ -619,6 +619,7 @@ out:
 	dns_free(g.dns);
 	if (g.base != NULL)
 		event_base_free(g.base);
+	sbuf_free(&g.scratch);
 	allowlist_free(g.allow);
 	free(g.allow);
 	if (g.logfd > STDERR_FILENO)

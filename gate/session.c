@@ -184,7 +184,11 @@ session_state_name(enum session_state st)
 static void
 session_set_state(struct session *s, enum session_state st)
 {
-	if (getenv("AISB_GATE_DEBUG") != NULL)
+	static int debug = -1;
+
+	if (debug == -1)
+		debug = getenv("AISB_GATE_DEBUG") != NULL;
+	if (debug)
 		fprintf(stderr, "aisb-gate: %llu: state %s -> %s\n",
 		    (unsigned long long)s->cid, session_state_name(s->state),
 		    session_state_name(st));
@@ -886,7 +890,7 @@ forward_response_move(struct session *s)
 {
 	struct evbuffer *in = bufferevent_get_input(s->ubev);
 	struct evbuffer *out = bufferevent_get_output(s->cbev);
-	struct sbuf b;
+	struct sbuf *b;
 	size_t avail;
 	ssize_t n;
 	const char *p;
@@ -907,10 +911,10 @@ forward_response_move(struct session *s)
 			    "upstream: protocol upgrade refused");
 			return -1;
 		}
-		sbuf_init(&b);
+		b = gate_scratch(s->g);
 		if (s->resp->status >= 100 && s->resp->status < 200) {
 			/* Interim response: pass it on, wait for the next. */
-			http_response_render(p, s->resp, 1, &b);
+			http_response_render(p, s->resp, 1, b);
 		} else {
 			/*
 			 * The client's connection lives on whenever this
@@ -921,7 +925,7 @@ forward_response_move(struct session *s)
 			    s->resp->body != HTTP_BODY_CLOSE;
 			s->up_reusable = s->resp->keep_alive &&
 			    s->resp->body != HTTP_BODY_CLOSE;
-			http_response_render(p, s->resp, s->keep, &b);
+			http_response_render(p, s->resp, s->keep, b);
 			s->resp_head_done = 1;
 			s->rec.status = s->resp->status;
 			s->resp_left = s->resp->content_length;
@@ -932,9 +936,8 @@ forward_response_move(struct session *s)
 				s->resp_done = 1;
 		}
 		evbuffer_drain(in, s->resp->head_len);
-		evbuffer_add(out, b.p, b.len);
-		s->rec.bytes_down += b.len;
-		sbuf_free(&b);
+		evbuffer_add(out, b->p, b->len);
+		s->rec.bytes_down += b->len;
 	}
 	while (!s->resp_done && (avail = evbuffer_get_length(in)) > 0) {
 		switch (s->resp->body) {
@@ -982,20 +985,17 @@ forward_response(struct session *s)
 static void
 forward_start(struct session *s)
 {
-	struct sbuf b;
+	struct sbuf *b = gate_scratch(s->g);
 
-	sbuf_init(&b);
 	/* The response's parse state lives only as long as the exchange. */
 	free(s->resp);
 	if ((s->resp = calloc(1, sizeof(*s->resp))) == NULL ||
-	    http_request_render(s->head, s->req, 1, &b) == -1) {
-		sbuf_free(&b);
+	    http_request_render(s->head, s->req, 1, b) == -1) {
 		session_refuse(s, 502, "out of memory");
 		return;
 	}
-	evbuffer_add(bufferevent_get_output(s->ubev), b.p, b.len);
-	s->rec.bytes_up += b.len;
-	sbuf_free(&b);
+	evbuffer_add(bufferevent_get_output(s->ubev), b->p, b->len);
+	s->rec.bytes_up += b->len;
 	session_set_state(s, SESSION_FORWARD);
 	s->passed = 1;
 	session_timer(s, s->g->conf->idle_timeout);

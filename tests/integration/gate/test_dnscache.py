@@ -62,7 +62,12 @@ class DnsCacheTest(W.GateTestCase):
         self.assertEqual(both, first,
             "a 30 s answer was asked for again within a second: %r"
             % self.world.dns.queries)
-        recs = [r for r in g.records() if r["host"] == NAME]
+        # A record is written when the exchange ends, which may be just
+        # after the client has read its response.
+        def recs_for():
+            return [r for r in g.records() if r["host"] == NAME]
+        W.wait_until(lambda: len(recs_for()) == 2, 5)
+        recs = recs_for()
         self.assertEqual(len(recs), 2, recs)
         for r in recs:
             self.assertEqual(r["decision"], "allow", r)
