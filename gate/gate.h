@@ -228,6 +228,8 @@ struct gate {
 	int			 log_broken;	/* refuse until fixed */
 	struct session		*sessions;	/* list head */
 	struct sbuf		 scratch;	/* see gate_scratch() */
+	struct sbuf		 logq;		/* records not yet written */
+	struct event		*log_ev;	/* flushes logq, end of turn */
 };
 
 /* Build a new allowlist from --allow and --allow-file; -1 with err. */
@@ -293,6 +295,16 @@ struct log_rec {
 };
 int	 log_open(struct gate *, struct aisb_error *);
 /*
+ * Records are queued and written together at the end of the loop turn
+ * that finished them (one write(2), whole records, at most about
+ * LOG_QUEUE_MAX bytes). log_start sets the base's priorities (before any
+ * other event exists) and the flush event; log_flush writes now.
+ */
+#define LOG_PRIORITIES		3	/* default 1; the flush runs at 2 */
+#define LOG_QUEUE_MAX		(64 * 1024)
+int	 log_start(struct gate *, struct aisb_error *);
+void	 log_flush(struct gate *);
+/*
  * A buffer for building one message (a rendered head, a log record),
  * emptied on every call: whoever takes it is done with it before anything
  * else can call. Kept between calls, so a request allocates nothing for
@@ -300,7 +312,7 @@ int	 log_open(struct gate *, struct aisb_error *);
  */
 #define GATE_SCRATCH_KEEP	(16 * 1024)
 struct sbuf *gate_scratch(struct gate *);
-/* Write one record; on failure the gate refuses new requests. */
+/* Queue one record; on failure the gate refuses new requests. */
 void	 log_request(struct gate *, const struct log_rec *);
 int	 log_format(const struct log_rec *, const struct timespec *now,
 	    struct sbuf *);

@@ -338,6 +338,7 @@ gate_sighup(evutil_socket_t sig, short what, void *arg)
 		    nal->n);
 		session_recheck_all(g);
 	}
+	log_flush(g);		/* what was finished goes to the old file */
 	if (log_open(g, &err) == -1)
 		fprintf(stderr, "aisb-gate: %s\n", err.msg);
 }
@@ -577,6 +578,11 @@ main(int argc, char **argv)
 		rv = 1;
 		goto out;
 	}
+	if (log_start(&g, &err) == -1) {
+		fprintf(stderr, "aisb-gate: %s\n", err.msg);
+		rv = 1;
+		goto out;
+	}
 	if ((g.dns = dns_init(g.base, &conf, &err)) == NULL) {
 		fprintf(stderr, "aisb-gate: %s\n", err.msg);
 		rv = 1;
@@ -605,6 +611,7 @@ main(int argc, char **argv)
 	event_base_dispatch(g.base);
 
 	session_drain(&g, 1);
+	log_flush(&g);
 	fprintf(stderr, "aisb-gate: stopped\n");
 out:
 	if (g.listener != NULL)
@@ -617,9 +624,12 @@ out:
 		event_free(ev_int);
 	}
 	dns_free(g.dns);
+	if (g.log_ev != NULL)
+		event_free(g.log_ev);
 	if (g.base != NULL)
 		event_base_free(g.base);
 	sbuf_free(&g.scratch);
+	sbuf_free(&g.logq);
 	allowlist_free(g.allow);
 	free(g.allow);
 	if (g.logfd > STDERR_FILENO)

@@ -109,6 +109,7 @@ struct session {
 	struct http_request	*req;
 	struct target		 tgt;
 	char			*head;		/* a copy of its head bytes */
+	size_t			 head_cap;	/* kept between requests */
 	enum allow_mode		 mode;
 	char			 rule[ALLOW_ENTRY_MAXLEN];
 	int			 rule_is_addr;
@@ -730,8 +731,11 @@ tunnel_start(struct session *s)
 	session_free_upstream(s);
 	free(s->head);
 	s->head = NULL;
+	s->head_cap = 0;
 	free(s->req);
 	s->req = NULL;
+	free(s->resp);
+	s->resp = NULL;
 
 	r->dir[0].src = r->dir[1].dst = r->cfd;
 	r->dir[0].dst = r->dir[1].src = r->ufd;
@@ -860,10 +864,7 @@ forward_done(struct session *s)
 		bufferevent_enable(s->ubev, EV_READ);
 	} else
 		session_free_upstream(s);
-	free(s->resp);
-	s->resp = NULL;
-	free(s->head);
-	s->head = NULL;
+	/* The response's parse state and the head buffer serve the next. */
 	if (!s->keep || s->g->draining) {
 		session_set_state(s, SESSION_FLUSH);
 		bufferevent_disable(s->cbev, EV_READ);
@@ -987,9 +988,9 @@ forward_start(struct session *s)
 {
 	struct sbuf *b = gate_scratch(s->g);
 
-	/* The response's parse state lives only as long as the exchange. */
-	free(s->resp);
-	if ((s->resp = calloc(1, sizeof(*s->resp))) == NULL ||
+	/* Allocated once a session forwards; the parser resets it. */
+	if ((s->resp == NULL &&
+	    (s->resp = calloc(1, sizeof(*s->resp))) == NULL) ||
 	    http_request_render(s->head, s->req, 1, b) == -1) {
 		session_refuse(s, 502, "out of memory");
 		return;
@@ -1177,10 +1178,14 @@ session_request(struct session *s, const char *p)
 	s->rec.host = s->tgt.host;
 	s->rec.hostlen = strlen(s->tgt.host);
 	s->rec.port = s->tgt.port;
-	free(s->head);
-	if ((s->head = malloc(s->req->head_len)) == NULL) {
-		session_refuse(s, 503, "out of memory");
-		return;
+	if (s->req->head_len > s->head_cap) {
+		free(s->head);
+		s->head_cap = 0;
+		if ((s->head = malloc(s->req->head_len)) == NULL) {
+			session_refuse(s, 503, "out of memory");
+			return;
+		}
+		s->head_cap = s->req->head_len;
 	}
 	memcpy(s->head, p, s->req->head_len);
 	/* Fields point into s->head from now on; the input holds the body. */
@@ -1299,8 +1304,7 @@ session_next_request(struct session *s)
 		s->head_line = (size_t)(nl - p) + 1;
 	else if (len - s->head_line <= HTTP_LINE_MAX && len <= HTTP_HEAD_MAX)
 		return 0;
-	memset(s->req, 0, sizeof(*s->req));
-	rc = http_request_parse(p, len, s->req);
+	rc = http_request_parse(p, len, s->req);	/* it clears *s->req */
 	if (rc == HTTP_NEED_MORE)
 		return 0;
 	session_rec_begin(s);

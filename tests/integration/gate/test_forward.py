@@ -149,6 +149,9 @@ class ForwardTest(W.GateTestCase):
         self.assertEqual(r2.status, 200, r2)
         self.assertEqual(json.loads(r1.body)["target"], "/echo?one")
         self.assertEqual(json.loads(r2.body)["target"], "/echo?two")
+        # The second record may land just after its response was read.
+        W.wait_until(lambda: len(self.gate.find(lambda x: x["host"] ==
+            "test.example" and x["status"] == 200, 0)) >= 2, 5)
         recs = self.gate.find(lambda x: x["host"] == "test.example"
             and x["status"] == 200, timeout=5)
         self.assertEqual(len(recs), 2, recs)

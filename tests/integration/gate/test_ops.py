@@ -452,6 +452,50 @@ class LogTest(W.GateTestCase):
             old = [ln for ln in f.read().split(b"\n") if ln]
         self.assertEqual(len(old), 1, old)
 
+    def test_records_whole_under_load_and_on_stop(self):
+        # Records finished in one loop turn share one write(2): under
+        # concurrent load every request still has exactly one whole line,
+        # and the last turn's records are written when the gate stops.
+        g = self.new_gate(args=["--drain-timeout", "1"])
+        n_threads, per = 16, 8
+        ids = []
+        lock = threading.Lock()
+
+        def client(t):
+            for i in range(per):
+                hp = b"test.example:%d" % self.world.http.port
+                r = W.exchange(g, b"GET http://%s/echo?%d.%d HTTP/1.1\r\n"
+                    b"Host: %s\r\nConnection: close\r\n\r\n" % (hp, t, i,
+                    hp))
+                with lock:
+                    ids.append(r.status if r is not None else None)
+
+        threads = [threading.Thread(target=client, args=(t,))
+            for t in range(n_threads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        self.assertEqual(ids, [200] * (n_threads * per), self.diag(g))
+        # A tunnel still open is cut after the drain, after the loop's
+        # last turn: its record must be written all the same.
+        s, resp = W.connect_tunnel(g, "test.example:%d" %
+            self.world.echo.port)
+        try:
+            self.assertEqual(resp.status, 200, resp)
+            g.stop()
+        finally:
+            s.close()
+        recs = [r for r in g.records() if r["host"] == "test.example"]
+        cut = [r for r in recs if r["method"] == "CONNECT"]
+        self.assertEqual([r["decision"] for r in cut], ["allow"],
+            "the record of the tunnel cut on stop: %r" % cut)
+        recs = [r for r in recs if r["method"] == "GET"]
+        self.assertEqual(len(recs), n_threads * per,
+            "records for %d requests: %d" % (n_threads * per, len(recs)))
+        self.assertEqual(len({r["id"] for r in recs}), len(recs),
+            "a record was written twice")
+
     def test_log_unwritable(self):
         g = W.Gate(self.world.dns, allow=self.world.base_allow(),
             log="/dev/full")
