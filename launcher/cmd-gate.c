@@ -26,7 +26,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,29 +223,6 @@ gate_parse(struct launcher *L, struct gate_cmd *c, struct aisb_error *err)
 	return 0;
 }
 
-/* podman WORD... (NULL-terminated), output captured. */
-static int
-gate_podman(const struct launcher *L, struct sbuf *out, ...)
-{
-	struct argv a;
-	va_list ap;
-	const char *w;
-	int rv = 0;
-
-	argv_init(&a);
-	if (argv_add(&a, L->policy.podman) == -1)
-		rv = -1;
-	va_start(ap, out);
-	while (rv == 0 && (w = va_arg(ap, const char *)) != NULL)
-		if (argv_add(&a, w) == -1)
-			rv = -1;
-	va_end(ap);
-	if (rv == 0)
-		rv = ops_capture(&a, out, out);
-	argv_free(&a);
-	return rv;
-}
-
 /* The container's name: aisb-gate-named-NAME, as render.c makes it. */
 static void
 gate_container(const char *name, char *buf, size_t len)
@@ -267,7 +243,7 @@ gate_inspect(const struct launcher *L, const char *name,
 	memset(st, 0, sizeof(*st));
 	gate_container(name, cname, sizeof(cname));
 	sbuf_init(&out);
-	rc = gate_podman(L, &out, "container", "inspect", "--format",
+	rc = ops_podman(L, &out, &out, "container", "inspect", "--format",
 	    "{{.State.Status}}|{{.State.Running}}|{{.State.StartedAt.Unix}}|"
 	    "{{.ImageName}}|{{index .Config.Labels \"aisb.gate-port\"}}",
 	    cname, (char *)NULL);
@@ -553,26 +529,12 @@ out:
 	return rv;
 }
 
-/*
- * What run.c detects before a run, as far as the gate's argv needs it:
- * crun refuses hybrid cgroup hosts (measured), so auto means runc there.
- */
-static void
-gate_detect(struct policy *p)
-{
-	struct stat st;
-
-	if (p->runtime == POLICY_RUNTIME_AUTO &&
-	    stat("/sys/fs/cgroup/cgroup.controllers", &st) == -1)
-		p->runtime = POLICY_RUNTIME_RUNC;
-}
-
 /* The gate's own log (podman logs), appended to out for a message. */
 static void
 gate_container_log(const struct launcher *L, const char *cname,
     struct sbuf *out)
 {
-	gate_podman(L, out, "logs", "--tail", "20", cname, (char *)NULL);
+	ops_podman(L, out, out, "logs", "--tail", "20", cname, (char *)NULL);
 }
 
 /* gate up: start the named gate and wait until it serves. */
@@ -598,7 +560,7 @@ gate_up(struct launcher *L, const struct gate_cmd *c, struct sbuf *out,
 		return aisb_err(err, "gate %s is already up on 127.0.0.1:%u "
 		    "(gate reload --name %s changes its allowlist; gate down "
 		    "--name %s stops it)", c->name, st.port, c->name, c->name);
-	if (rc == 1 && gate_podman(L, NULL, "rm", "--force", cname,
+	if (rc == 1 && ops_podman(L, NULL, NULL, "rm", "--force", cname,
 	    (char *)NULL) != 0)
 		return aisb_err(err, "could not remove the stopped container "
 		    "%s", cname);
@@ -608,7 +570,7 @@ gate_up(struct launcher *L, const struct gate_cmd *c, struct sbuf *out,
 		return -1;
 	if (image_ensure(L, IMAGE_ROLE_GATE, image, sizeof(image), err) == -1)
 		return -1;
-	gate_detect(&L->policy);
+	run_detect_runtime(&L->policy);
 	if (run_free_port(&port, err) == -1)
 		return -1;
 	snprintf(port_s, sizeof(port_s), "%u\n", port);
@@ -635,7 +597,7 @@ gate_up(struct launcher *L, const struct gate_cmd *c, struct sbuf *out,
 		aisb_err(err, "the gate container did not start (podman exit "
 		    "%d): %s", rc, ops_last_line(&pout));
 		sbuf_free(&pout);
-		gate_podman(L, NULL, "rm", "--force", cname, (char *)NULL);
+		ops_podman(L, NULL, NULL, "rm", "--force", cname, (char *)NULL);
 		unlink(path);
 		return -1;
 	}
@@ -649,7 +611,7 @@ gate_up(struct launcher *L, const struct gate_cmd *c, struct sbuf *out,
 		    "127.0.0.1:%u within %d s: %s", c->name, port,
 		    GATE_WAIT_MS / 1000, ops_last_line(&pout));
 		sbuf_free(&pout);
-		gate_podman(L, NULL, "rm", "--force", cname, (char *)NULL);
+		ops_podman(L, NULL, NULL, "rm", "--force", cname, (char *)NULL);
 		unlink(path);
 		return -1;
 	}
@@ -680,9 +642,9 @@ gate_down(struct launcher *L, const struct gate_cmd *c, struct sbuf *out,
 		    c->name, cname);
 	sbuf_init(&pout);
 	if (st.running)
-		gate_podman(L, NULL, "stop", GATE_STOP_TIME, cname,
+		ops_podman(L, NULL, NULL, "stop", GATE_STOP_TIME, cname,
 		    (char *)NULL);
-	rc = gate_podman(L, &pout, "rm", "--force", cname, (char *)NULL);
+	rc = ops_podman(L, &pout, &pout, "rm", "--force", cname, (char *)NULL);
 	if (rc != 0) {
 		aisb_err(err, "podman rm %s: %s", cname, ops_last_line(&pout));
 		sbuf_free(&pout);
@@ -707,7 +669,7 @@ gate_reload_marks(const struct launcher *L, const char *cname, int *ok,
 
 	*ok = *bad = 0;
 	sbuf_init(&b);
-	if (gate_podman(L, &b, "logs", cname, (char *)NULL) != 0) {
+	if (ops_podman(L, &b, &b, "logs", cname, (char *)NULL) != 0) {
 		sbuf_free(&b);
 		return -1;
 	}
@@ -753,7 +715,7 @@ gate_reload(struct launcher *L, const struct gate_cmd *c, struct sbuf *out,
 	if (gate_write_allow(L, c->name, "reload", err) == -1)
 		return -1;
 	sbuf_init(&pout);
-	rc = gate_podman(L, &pout, "kill", "--signal", "HUP", cname,
+	rc = ops_podman(L, &pout, &pout, "kill", "--signal", "HUP", cname,
 	    (char *)NULL);
 	if (rc != 0) {
 		aisb_err(err, "podman kill --signal HUP %s: %s", cname,

@@ -337,6 +337,8 @@ int	 run_start(struct launcher *, struct aisb_error *);
 /* Host facts into the policy: network backend, runtime, SELinux; refuses
  * limits podman would ignore and ulimits above the hard limits. */
 int	 run_detect(struct policy *, struct aisb_error *);
+/* Only the runtime part of run_detect (no podman call). */
+void	 run_detect_runtime(struct policy *);
 /* Why podman would ignore resource limits here, or NULL. */
 const char *run_limits_unenforced(char *, size_t);
 /* A loopback port that was free a moment ago. */

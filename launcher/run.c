@@ -424,6 +424,17 @@ run_limits_unenforced(char *buf, size_t len)
 	return NULL;
 }
 
+/* crun refuses hybrid cgroup hosts (measured): auto means runc there. */
+void
+run_detect_runtime(struct policy *p)
+{
+	struct stat st;
+
+	if (p->runtime == POLICY_RUNTIME_AUTO &&
+	    stat("/sys/fs/cgroup/cgroup.controllers", &st) == -1)
+		p->runtime = POLICY_RUNTIME_RUNC;
+}
+
 /*
  * What only the host can tell: the network backend (pasta needs podman
  * 5), the OCI runtime (crun refuses hybrid cgroup hosts, measured), SELinux
@@ -433,7 +444,6 @@ int
 run_detect(struct policy *p, struct aisb_error *err)
 {
 	struct rlimit rl;
-	struct stat st;
 	char buf[128], reason[512];
 	int fd;
 
@@ -444,9 +454,7 @@ run_detect(struct policy *p, struct aisb_error *err)
 	if (p->backend == POLICY_BACKEND_AUTO)
 		p->backend = atoi(buf) >= 5 ? POLICY_BACKEND_PASTA :
 		    POLICY_BACKEND_SLIRP4NETNS;
-	if (p->runtime == POLICY_RUNTIME_AUTO &&
-	    stat("/sys/fs/cgroup/cgroup.controllers", &st) == -1)
-		p->runtime = POLICY_RUNTIME_RUNC;
+	run_detect_runtime(p);
 	p->rootful = geteuid() == 0;
 	if (run_limits_unenforced(reason, sizeof(reason)) != NULL &&
 	    !p->allow_unenforced_limits)

@@ -134,6 +134,12 @@ class DnsCacheTest(W.GateTestCase):
                 "--dns-cache", bad], capture_output=True, timeout=10)
             self.assertEqual(p.returncode, 2, p)
             self.assertIn(b"--dns-cache", p.stderr, p)
+        # Both ends of the range are accepted.
+        for good in ("0", "86400"):
+            p = subprocess.run([W.GATE_BIN, "-n", "--listen", "127.0.0.1:1",
+                "--allow", "a.example", "--dns-cache", good],
+                capture_output=True, timeout=10)
+            self.assertEqual(p.returncode, 0, p)
 
 
 if __name__ == "__main__":
